@@ -1,0 +1,60 @@
+/*
+ * assertion.h - assertions and backed assertions (cert "~" assertion).
+ *
+ * An assertion's payload is {"aud":"https://rp.example","exp":<ms>} signed
+ * with the user key from the certificate. Verification applies every rule
+ * the deployed verifiers apply: exactly one certificate, issuer equal to the
+ * email's domain (or the authority that domain delegates to), certificate
+ * signed by one of the issuer's keys and current, assertion signed by the
+ * certified key and not expired, audience equal on scheme, host and port.
+ */
+#ifndef VEP_ASSERTION_H
+#define VEP_ASSERTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cert.h"
+#include "jws.h"
+#include "key.h"
+
+/* Largest backed assertion accepted (bytes). */
+#define VEP_BACKED_MAX_BYTES (64 * 1024)
+
+/* Signs an assertion for audience with the user key. *out is new text. */
+int vep_assertion_sign(const vep_key *user_key, const char *audience,
+    int64_t exp_ms, char **out);
+
+/* Builds "cert~assertion" as new text. */
+int vep_backed_join(const char *cert, const char *assertion, char **out);
+
+typedef struct vep_backed {
+	vep_cert *cert;       /* owned */
+	vep_jws *assertion;   /* owned */
+	char *audience;       /* owned, the assertion's aud */
+	int64_t exp_ms;       /* the assertion's exp */
+	int64_t iat_ms;       /* the assertion's iat, -1 when absent */
+} vep_backed;
+
+/* Parses untrusted "cert~assertion". More than one certificate gives
+ * VEP_ERR_CHAIN. */
+int vep_backed_parse(const char *text, size_t len, vep_backed **out);
+
+/* Verifies a parsed backed assertion:
+ *  - the certificate's iss equals issuer (the caller resolves it: the email's
+ *    domain, or the authority that domain delegates to) else VEP_ERR_ISSUER;
+ *  - the certificate verifies against keys (vep_cert_verify);
+ *  - the assertion verifies with the certified key, is not expired;
+ *  - aud matches audience (vep_audience_match) else VEP_ERR_AUDIENCE.
+ */
+int vep_backed_verify(const vep_backed *b, const char *audience,
+    const char *issuer, const vep_key *const *keys, size_t nkeys, int64_t now_ms);
+
+/* Compares two origins on scheme, host (case-insensitive) and port, with
+ * default ports filled in (http 80, https 443); a path is ignored. Returns 1
+ * when they match, 0 otherwise (including when either is malformed). */
+int vep_audience_match(const char *expected, const char *got);
+
+void vep_backed_free(vep_backed *b);
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * cert.h - BrowserID identity certificates.
+ *
+ * Payload as deployed by Persona (times in milliseconds since the epoch):
+ *   {"iss":"example.com","iat":<ms>,"exp":<ms>,
+ *    "public-key":{...},"principal":{"email":"alice@example.com"}}
+ * signed with the domain key. The embedded public key is re-serialised
+ * canonically from the parsed key.
+ */
+#ifndef VEP_CERT_H
+#define VEP_CERT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jws.h"
+#include "key.h"
+
+/* Hard cap on a certificate's lifetime, whatever anyone asks (ms). */
+#define VEP_CERT_MAX_LIFETIME_MS (24LL * 3600 * 1000)
+
+struct vep_cert_params {
+	const char *issuer;     /* domain, lowercase */
+	const char *email;      /* normalised address */
+	const vep_key *pubkey;  /* user's public key */
+	int64_t iat_ms;
+	int64_t exp_ms;         /* must be > iat_ms, exp - iat <= VEP_CERT_MAX_LIFETIME_MS */
+};
+
+/* Builds and signs a certificate with domain_key. *out is new text (free()). */
+int vep_cert_sign(const vep_key *domain_key, const struct vep_cert_params *p, char **out);
+
+typedef struct vep_cert {
+	vep_jws *jws;         /* owned */
+	char *issuer;         /* owned */
+	char *email;          /* owned, as in the certificate */
+	vep_key *pubkey;      /* owned, the certified user key */
+	int64_t iat_ms;       /* -1 when absent (allowed by deployed verifiers) */
+	int64_t exp_ms;
+} vep_cert;
+
+/* Parses an untrusted certificate (structure only; no signature check).
+ * Requires iss (string), exp (number), public-key, principal.email. */
+int vep_cert_parse(const char *text, size_t len, vep_cert **out);
+
+/* Checks the signature against any of keys[0..nkeys), then times:
+ * VEP_ERR_NOTYET when iat > now, VEP_ERR_EXPIRED when exp <= now. */
+int vep_cert_verify(const vep_cert *c, const vep_key *const *keys, size_t nkeys,
+    int64_t now_ms);
+
+void vep_cert_free(vep_cert *c);
+
+#endif
