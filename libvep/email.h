@@ -30,4 +30,11 @@ int vep_domain_valid(const char *s);
 /* Lowercases an ASCII domain in place. */
 void vep_domain_lower(char *s);
 
+/* 1 when s (NUL-terminated) names a host as issuers and delegation targets
+ * appear in the wild: a domain as above, a single LDH label ("localhost") or
+ * a dotted-quad IPv4 address, optionally followed by ":port" (1..65535).
+ * Mozilla's own vectors use "127.0.0.1" and "localhost:10001"; whether such
+ * a host is acceptable is the caller's policy. Else 0. */
+int vep_host_valid(const char *s);
+
 #endif

@@ -1,0 +1,210 @@
+/*
+ * jws.c - JWS compact serialization as BrowserID deployed it.
+ *
+ * Owns building and strictly parsing "header.payload.signature" tokens and
+ * checking a parsed token against a key. Our header is exactly
+ * {"alg":"<name>"}; on input other header members are ignored (deployed
+ * signers never relied on any), but "alg" must name a table algorithm. It
+ * must never verify with an algorithm other than the key's own (no
+ * algorithm substitution), nor accept a respelled token (strict base64url,
+ * strict JSON).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "b64url.h"
+#include "err.h"
+#include "jws.h"
+#include "util.h"
+
+/* Builds "a.b" from two NUL-terminated parts; new text or NULL. */
+static char *
+join_dot(const char *a, const char *b, size_t *outlen)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	char *s;
+
+	if ((s = malloc(la + lb + 2)) == NULL)
+		return NULL;
+	memcpy(s, a, la);
+	s[la] = '.';
+	memcpy(s + la + 1, b, lb);
+	s[la + lb + 1] = '\0';
+	if (outlen != NULL)
+		*outlen = la + lb + 1;
+	return s;
+}
+
+/* Signs payload (borrowed object) with k; header {"alg":<k's alg>}. */
+int
+vep_jws_sign(const vep_key *k, const json_t *payload, char **out)
+{
+	const struct vep_alg *alg;
+	json_t *header = NULL;
+	char *htext = NULL, *ptext = NULL, *h64 = NULL, *p64 = NULL;
+	char *input = NULL, *s64 = NULL, *tok = NULL;
+	uint8_t *sig = NULL;
+	size_t siglen = 0, inlen = 0;
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if (k == NULL || out == NULL || !json_is_object(payload)) {
+		rc = VEP_ERR_ARG;
+		goto out;
+	}
+	if ((alg = vep_key_alg(k)) == NULL) {
+		rc = VEP_ERR_ARG;
+		goto out;
+	}
+	if (!vep_key_has_private(k)) {
+		rc = VEP_ERR_NOKEY;
+		goto out;
+	}
+	if ((header = json_pack("{s:s}", "alg", alg->name)) == NULL ||
+	    (htext = json_dumps(header, JSON_COMPACT)) == NULL ||
+	    (ptext = json_dumps(payload, JSON_COMPACT)) == NULL ||
+	    (h64 = vep_b64url_encode((const uint8_t *)htext, strlen(htext))) == NULL ||
+	    (p64 = vep_b64url_encode((const uint8_t *)ptext, strlen(ptext))) == NULL ||
+	    (input = join_dot(h64, p64, &inlen)) == NULL) {
+		rc = VEP_ERR_NOMEM;
+		goto out;
+	}
+	if ((rc = vep_key_sign(k, (const uint8_t *)input, inlen, &sig, &siglen)) != 0)
+		goto out;
+	if ((s64 = vep_b64url_encode(sig, siglen)) == NULL ||
+	    (tok = join_dot(input, s64, NULL)) == NULL) {
+		rc = VEP_ERR_NOMEM;
+		goto out;
+	}
+	*out = tok;
+	rc = VEP_OK;
+out:
+	json_decref(header);
+	free(htext);
+	free(ptext);
+	free(h64);
+	free(p64);
+	free(input);
+	free(s64);
+	free(sig);
+	return rc;
+}
+
+/* Decodes a base64url part and parses it as one strict JSON object. */
+static int
+decode_object(const char *s, size_t len, json_t **out)
+{
+	uint8_t *raw = NULL;
+	size_t rawlen = 0;
+	int rc;
+
+	*out = NULL;
+	if ((rc = vep_b64url_decode(s, len, &raw, &rawlen)) != 0)
+		goto out;
+	rc = vep_json_parse_object((const char *)raw, rawlen, out);
+out:
+	free(raw);
+	return rc;
+}
+
+/* Parses untrusted compact JWS text. */
+int
+vep_jws_parse(const char *text, size_t len, vep_jws **out)
+{
+	const char *dot1, *dot2, *sigp;
+	const json_t *algv;
+	vep_jws *j = NULL;
+	size_t hlen, plen, slen;
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if (text == NULL || out == NULL) {
+		rc = VEP_ERR_ARG;
+		goto out;
+	}
+	if (len > VEP_JWS_MAX_BYTES) {
+		rc = VEP_ERR_TOOBIG;
+		goto out;
+	}
+	/* Exactly three parts: a third '.' lands in the signature part, which
+	 * the strict decoder then refuses. */
+	if ((dot1 = memchr(text, '.', len)) == NULL ||
+	    (dot2 = memchr(dot1 + 1, '.', len - (size_t)(dot1 + 1 - text))) == NULL) {
+		rc = VEP_ERR_INVALID;
+		goto out;
+	}
+	hlen = (size_t)(dot1 - text);
+	plen = (size_t)(dot2 - dot1 - 1);
+	sigp = dot2 + 1;
+	slen = len - (size_t)(sigp - text);
+	if ((j = calloc(1, sizeof(*j))) == NULL) {
+		rc = VEP_ERR_NOMEM;
+		goto out;
+	}
+	if ((rc = decode_object(text, hlen, &j->header)) != 0)
+		goto out;
+	algv = json_object_get(j->header, "alg");
+	if (!json_is_string(algv)) {
+		rc = VEP_ERR_INVALID;
+		goto out;
+	}
+	if ((j->alg = vep_alg_by_name(json_string_value(algv))) == NULL) {
+		rc = VEP_ERR_ALG;
+		goto out;
+	}
+	if ((rc = decode_object(dot1 + 1, plen, &j->payload)) != 0)
+		goto out;
+	if ((rc = vep_b64url_decode(sigp, slen, &j->sig, &j->sig_len)) != 0)
+		goto out;
+	if (j->sig_len == 0) {
+		rc = VEP_ERR_INVALID;
+		goto out;
+	}
+	j->signing_input_len = (size_t)(dot2 - text);
+	if ((j->signing_input = malloc(j->signing_input_len + 1)) == NULL) {
+		rc = VEP_ERR_NOMEM;
+		goto out;
+	}
+	memcpy(j->signing_input, text, j->signing_input_len);
+	j->signing_input[j->signing_input_len] = '\0';
+	*out = j;
+	j = NULL;
+	rc = VEP_OK;
+out:
+	vep_jws_free(j);
+	return rc;
+}
+
+/* Verifies with k; the header's alg must be k's (no substitution). */
+int
+vep_jws_verify(const vep_jws *jws, const vep_key *k)
+{
+	int rc;
+
+	if (jws == NULL || k == NULL || jws->alg == NULL) {
+		rc = VEP_ERR_ARG;
+		goto out;
+	}
+	if (jws->alg != vep_key_alg(k)) {
+		rc = VEP_ERR_ALG;
+		goto out;
+	}
+	rc = vep_key_verify(k, (const uint8_t *)jws->signing_input,
+	    jws->signing_input_len, jws->sig, jws->sig_len);
+out:
+	return rc;
+}
+
+void
+vep_jws_free(vep_jws *jws)
+{
+	if (jws == NULL)
+		return;
+	json_decref(jws->header);
+	json_decref(jws->payload);
+	free(jws->sig);
+	free(jws->signing_input);
+	free(jws);
+}

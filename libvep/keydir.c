@@ -1,0 +1,335 @@
+/*
+ * keydir.c - the domain key directory: loading current/previous, creating
+ * the first key, rotating and retiring.
+ *
+ * Owns the on-disk layout named in keydir.h and the order of the renames
+ * that make rotation crash-safe. At every instant DIR/current.pem is a
+ * complete key: a new key is written to a temporary file (0600, O_EXCL,
+ * fsynced by vep_key_save_private), the old current is hard-linked to a
+ * second temporary name and renamed over previous.pem, and only then is the
+ * new key renamed over current.pem; the directory is fsynced after each
+ * step. A crash between the two renames leaves current == previous (the
+ * older previous already retired), which loads and serves correctly; the
+ * next rotation finishes the job. Writers (ensure, rotate, retire) take an
+ * exclusive flock on the directory, so a stale temporary file left by a
+ * crash can be removed safely by whoever holds the lock.
+ *
+ * Must never: overwrite current.pem with anything but a complete, synced
+ * key; leave a window with no current.pem; read or write outside DIR; keep
+ * private key bytes around (they stay inside OpenSSL's key objects).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "key.h"
+#include "keydir.h"
+
+/* Longest path we build inside the directory (bytes, with the NUL). */
+#define KEYDIR_PATH_MAX PATH_MAX
+
+/* Temporary names, both inside DIR; only a lock holder creates them. */
+#define KEYDIR_NEW_TMP ".new-current.pem.tmp"
+#define KEYDIR_PREV_TMP ".new-previous.pem.tmp"
+
+/* The domain key: RS256 is the only size every deployed verifier accepts. */
+#define KEYDIR_RSA_BITS 2048
+
+/* Mode of a directory we create: the keys are nobody else's business. */
+#define KEYDIR_DIR_MODE 0700
+
+static int
+keydir_path(const char *dir, const char *name, char out[KEYDIR_PATH_MAX])
+{
+	int n;
+
+	n = snprintf(out, KEYDIR_PATH_MAX, "%s/%s", dir, name);
+	if (n < 0 || n >= KEYDIR_PATH_MAX)
+		return VEP_ERR_TOOBIG;
+	return 0;
+}
+
+/* Makes the directory entries written so far durable. */
+static int
+keydir_sync(int dfd)
+{
+	return fsync(dfd) == 0 ? 0 : VEP_ERR_IO;
+}
+
+/*
+ * Opens DIR and takes the writers' lock. A directory writable by group or
+ * others is refused: whoever can write it can swap the signing key.
+ */
+static int
+keydir_lock(const char *dir, int *dfd_out)
+{
+	struct stat st;
+	int dfd, r;
+
+	*dfd_out = -1;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		r = VEP_ERR_IO;
+		goto out;
+	}
+	if (fstat(dfd, &st) != 0) {
+		r = VEP_ERR_IO;
+		goto out;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+		r = VEP_ERR_PERM;
+		goto out;
+	}
+	if (flock(dfd, LOCK_EX) != 0) {
+		r = VEP_ERR_IO;
+		goto out;
+	}
+	*dfd_out = dfd;
+	dfd = -1;
+	r = 0;
+out:
+	if (dfd >= 0)
+		close(dfd);
+	return r;
+}
+
+static void
+keydir_unlock(int dfd)
+{
+	if (dfd >= 0)
+		close(dfd); /* releases the flock */
+}
+
+/* Removes a file; a missing one is fine. */
+static int
+keydir_unlink(const char *path)
+{
+	if (unlink(path) != 0 && errno != ENOENT)
+		return VEP_ERR_IO;
+	return 0;
+}
+
+/* 1 when path exists (any type), 0 when it does not, <0 on error. */
+static int
+keydir_exists(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == 0)
+		return 1;
+	return errno == ENOENT ? 0 : VEP_ERR_IO;
+}
+
+/* Generates a new domain key and writes it, synced, to DIR/KEYDIR_NEW_TMP.
+ * A leftover temporary file from a crash is removed first. */
+static int
+keydir_write_new(const char *dir, char tmp[KEYDIR_PATH_MAX])
+{
+	vep_key *k = NULL;
+	int r;
+
+	if ((r = keydir_path(dir, KEYDIR_NEW_TMP, tmp)) != 0)
+		goto out;
+	if ((r = keydir_unlink(tmp)) != 0)
+		goto out;
+	if ((r = vep_key_generate_rsa(KEYDIR_RSA_BITS, &k)) != 0)
+		goto out;
+	r = vep_key_save_private(k, tmp);
+out:
+	vep_key_free(k);
+	return r;
+}
+
+int
+vep_keydir_load(const char *dir, struct vep_keyset *out)
+{
+	char path[KEYDIR_PATH_MAX];
+	struct vep_keyset ks = { NULL, NULL };
+	int r;
+
+	if (out == NULL)
+		return VEP_ERR_ARG;
+	out->current = NULL;
+	out->previous = NULL;
+	if (dir == NULL) {
+		r = VEP_ERR_ARG;
+		goto out;
+	}
+	if ((r = keydir_path(dir, VEP_KEYDIR_CURRENT, path)) != 0)
+		goto out;
+	if ((r = keydir_exists(path)) < 0)
+		goto out;
+	if (r == 0) {
+		r = VEP_ERR_NOKEY;
+		goto out;
+	}
+	if ((r = vep_key_load_private(path, &ks.current)) != 0)
+		goto out;
+	if ((r = keydir_path(dir, VEP_KEYDIR_PREVIOUS, path)) != 0)
+		goto out;
+	if ((r = keydir_exists(path)) < 0)
+		goto out;
+	if (r == 1) {
+		if ((r = vep_key_load_private(path, &ks.previous)) != 0)
+			goto out;
+		/* A rotation interrupted between its renames leaves the same
+		 * key under both names; publish it once. */
+		if (vep_key_public_equal(ks.current, ks.previous)) {
+			vep_key_free(ks.previous);
+			ks.previous = NULL;
+		}
+	}
+	*out = ks;
+	ks.current = NULL;
+	ks.previous = NULL;
+	r = 0;
+out:
+	vep_keyset_clear(&ks);
+	return r;
+}
+
+int
+vep_keydir_ensure(const char *dir, int *created)
+{
+	char cur[KEYDIR_PATH_MAX], tmp[KEYDIR_PATH_MAX];
+	struct stat st;
+	int dfd = -1, r;
+
+	if (created != NULL)
+		*created = 0;
+	if (dir == NULL)
+		return VEP_ERR_ARG;
+	if (mkdir(dir, KEYDIR_DIR_MODE) != 0 && errno != EEXIST) {
+		r = VEP_ERR_IO;
+		goto out;
+	}
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		r = VEP_ERR_IO;
+		goto out;
+	}
+	if ((r = keydir_path(dir, VEP_KEYDIR_CURRENT, cur)) != 0)
+		goto out;
+	if ((r = keydir_lock(dir, &dfd)) != 0)
+		goto out;
+	if ((r = keydir_exists(cur)) < 0)
+		goto out;
+	if (r == 1) {
+		r = 0;
+		goto out;
+	}
+	if ((r = keydir_write_new(dir, tmp)) != 0)
+		goto out;
+	/* link() never replaces: if someone without our lock made a current
+	 * key meanwhile, theirs wins and ours is discarded. */
+	if (link(tmp, cur) != 0) {
+		r = errno == EEXIST ? 0 : VEP_ERR_IO;
+		(void)unlink(tmp);
+		goto out;
+	}
+	if (unlink(tmp) != 0) {
+		r = VEP_ERR_IO;
+		goto out;
+	}
+	if ((r = keydir_sync(dfd)) != 0)
+		goto out;
+	if (created != NULL)
+		*created = 1;
+	r = 0;
+out:
+	keydir_unlock(dfd);
+	return r;
+}
+
+int
+vep_keydir_rotate(const char *dir)
+{
+	char cur[KEYDIR_PATH_MAX], prev[KEYDIR_PATH_MAX];
+	char tmp[KEYDIR_PATH_MAX], ptmp[KEYDIR_PATH_MAX];
+	vep_key *old = NULL;
+	int dfd = -1, r;
+
+	if (dir == NULL)
+		return VEP_ERR_ARG;
+	if ((r = keydir_path(dir, VEP_KEYDIR_CURRENT, cur)) != 0 ||
+	    (r = keydir_path(dir, VEP_KEYDIR_PREVIOUS, prev)) != 0 ||
+	    (r = keydir_path(dir, KEYDIR_PREV_TMP, ptmp)) != 0)
+		goto out;
+	if ((r = keydir_lock(dir, &dfd)) != 0)
+		goto out;
+	/* The current key must load (permissions, size) before we demote it:
+	 * publishing a broken previous key helps nobody. */
+	if ((r = keydir_exists(cur)) < 0)
+		goto out;
+	if (r == 0) {
+		r = VEP_ERR_NOKEY;
+		goto out;
+	}
+	if ((r = vep_key_load_private(cur, &old)) != 0)
+		goto out;
+	if ((r = keydir_write_new(dir, tmp)) != 0)
+		goto out;
+	if ((r = keydir_sync(dfd)) != 0)
+		goto out;
+	/* previous := current, while current stays in place. */
+	if ((r = keydir_unlink(ptmp)) != 0)
+		goto out;
+	if (link(cur, ptmp) != 0) {
+		r = VEP_ERR_IO;
+		goto out;
+	}
+	if (rename(ptmp, prev) != 0) {
+		(void)unlink(ptmp);
+		r = VEP_ERR_IO;
+		goto out;
+	}
+	if ((r = keydir_sync(dfd)) != 0)
+		goto out;
+	/* current := new, atomically replacing the old name. */
+	if (rename(tmp, cur) != 0) {
+		r = VEP_ERR_IO;
+		goto out;
+	}
+	r = keydir_sync(dfd);
+out:
+	vep_key_free(old);
+	keydir_unlock(dfd);
+	return r;
+}
+
+int
+vep_keydir_retire(const char *dir)
+{
+	char prev[KEYDIR_PATH_MAX];
+	int dfd = -1, r;
+
+	if (dir == NULL)
+		return VEP_ERR_ARG;
+	if ((r = keydir_path(dir, VEP_KEYDIR_PREVIOUS, prev)) != 0)
+		goto out;
+	if ((r = keydir_lock(dir, &dfd)) != 0)
+		goto out;
+	if ((r = keydir_unlink(prev)) != 0)
+		goto out;
+	r = keydir_sync(dfd);
+out:
+	keydir_unlock(dfd);
+	return r;
+}
+
+void
+vep_keyset_clear(struct vep_keyset *ks)
+{
+	if (ks == NULL)
+		return;
+	vep_key_free(ks->current);
+	vep_key_free(ks->previous);
+	ks->current = NULL;
+	ks->previous = NULL;
+}

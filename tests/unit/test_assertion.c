@@ -1,0 +1,438 @@
+/*
+ * test_assertion.c - assertions and backed assertions (libvep/assertion.c)
+ * with real keys: signing, joining, parsing (chains, shapes, limits) and
+ * every verification rule, plus the audience (origin) comparison.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "assertion.h"
+#include "b64url.h"
+#include "err.h"
+#include "harness.h"
+
+#define T_IAT 1700000000000LL
+#define T_CERT_EXP (T_IAT + 3600 * 1000LL)
+#define T_ASSERT_EXP (T_IAT + 120 * 1000LL)
+#define T_NOW (T_IAT + 1000)
+#define AUD "https://rp.example"
+#define ISS "example.com"
+
+static vep_key *domain_key, *other_domain_key, *user_key, *other_user_key, *dsa_user;
+
+static char *make_cert(const vep_key *pub, int64_t iat, int64_t exp)
+{
+	struct vep_cert_params p = {
+		.issuer = ISS, .email = "alice@example.com", .pubkey = pub,
+		.iat_ms = iat, .exp_ms = exp,
+	};
+	char *out = NULL;
+	return vep_cert_sign(domain_key, &p, &out) == 0 ? out : NULL;
+}
+
+static char *sign_text(const vep_key *k, const char *json)
+{
+	json_error_t e;
+	json_t *p = json_loads(json, 0, &e);
+	char *out = NULL;
+	if (p == NULL || vep_jws_sign(k, p, &out) != 0)
+		out = NULL;
+	json_decref(p);
+	return out;
+}
+
+/* Builds cert~assertion with the given pieces; NULL pieces get defaults. */
+static char *backed(const char *cert, const char *assertion)
+{
+	char *c = cert ? strdup(cert) : make_cert(user_key, T_IAT, T_CERT_EXP);
+	char *a = NULL, *out = NULL;
+	if (assertion)
+		a = strdup(assertion);
+	else
+		vep_assertion_sign(user_key, AUD, T_ASSERT_EXP, &a);
+	if (c && a)
+		vep_backed_join(c, a, &out);
+	free(c);
+	free(a);
+	return out;
+}
+
+static int verify_text(const char *text, const char *aud, const char *iss,
+    const vep_key *dk, int64_t now)
+{
+	vep_backed *b = NULL;
+	int r = vep_backed_parse(text, strlen(text), &b);
+	if (r != 0)
+		return r;
+	const vep_key *keys[] = { dk };
+	r = vep_backed_verify(b, aud, iss, keys, 1, now);
+	vep_backed_free(b);
+	return r;
+}
+
+static void test_assertion_sign_payload(void)
+{
+	char *a = NULL;
+	ASSERT_EQ(vep_assertion_sign(user_key, AUD, T_ASSERT_EXP, &a), 0);
+	vep_jws *j = NULL;
+	ASSERT_EQ(vep_jws_parse(a, strlen(a), &j), 0);
+	ASSERT_STREQ(j->alg->name, "RS128");
+	char *pl = json_dumps(j->payload, JSON_COMPACT);
+	char want[128];
+	snprintf(want, sizeof want, "{\"aud\":\"%s\",\"exp\":%lld}", AUD, (long long)T_ASSERT_EXP);
+	ASSERT_STREQ(pl, want);
+	free(pl);
+	vep_jws_free(j);
+	free(a);
+
+	ASSERT_EQ(vep_assertion_sign(dsa_user, AUD, T_ASSERT_EXP, &a), 0);
+	ASSERT_EQ(vep_jws_parse(a, strlen(a), &j), 0);
+	ASSERT_STREQ(j->alg->name, "DS128");
+	vep_jws_free(j);
+	free(a);
+
+	a = (char *)1;
+	ASSERT_EQ(vep_assertion_sign(user_key, "not a url", T_ASSERT_EXP, &a), VEP_ERR_ARG);
+	ASSERT_TRUE(a == NULL);
+	ASSERT_EQ(vep_assertion_sign(user_key, NULL, T_ASSERT_EXP, &a), VEP_ERR_ARG);
+	ASSERT_EQ(vep_assertion_sign(user_key, AUD, -1, &a), VEP_ERR_ARG);
+	ASSERT_EQ(vep_assertion_sign(NULL, AUD, 1, &a), VEP_ERR_ARG);
+	vep_key *pub = NULL;
+	ASSERT_EQ(vep_key_public_copy(user_key, &pub), 0);
+	ASSERT_EQ(vep_assertion_sign(pub, AUD, 1, &a), VEP_ERR_NOKEY);
+	vep_key_free(pub);
+}
+
+static void test_join(void)
+{
+	char *out = (char *)1;
+	ASSERT_EQ(vep_backed_join("a.b.c", "d.e.f", &out), 0);
+	ASSERT_STREQ(out, "a.b.c~d.e.f");
+	free(out);
+	ASSERT_EQ(vep_backed_join("a~b", "d.e.f", &out), VEP_ERR_ARG);
+	ASSERT_TRUE(out == NULL);
+	ASSERT_EQ(vep_backed_join("a.b.c", "d~e", &out), VEP_ERR_ARG);
+	ASSERT_EQ(vep_backed_join("", "d.e.f", &out), VEP_ERR_ARG);
+	ASSERT_EQ(vep_backed_join("a.b.c", "", &out), VEP_ERR_ARG);
+	ASSERT_EQ(vep_backed_join(NULL, "x", &out), VEP_ERR_ARG);
+	ASSERT_EQ(vep_backed_join("x", "y", NULL), VEP_ERR_ARG);
+	char *big = malloc(VEP_BACKED_MAX_BYTES);
+	memset(big, 'x', VEP_BACKED_MAX_BYTES - 3);
+	big[VEP_BACKED_MAX_BYTES - 3] = '\0';
+	ASSERT_EQ(vep_backed_join(big, "y", &out), 0); /* exactly the limit */
+	ASSERT_EQ(strlen(out), VEP_BACKED_MAX_BYTES - 1);
+	free(out);
+	ASSERT_EQ(vep_backed_join(big, "yy", &out), 0);
+	ASSERT_EQ(strlen(out), VEP_BACKED_MAX_BYTES);
+	free(out);
+	ASSERT_EQ(vep_backed_join(big, "yyy", &out), VEP_ERR_TOOBIG);
+	free(big);
+}
+
+static void test_parse_and_verify(void)
+{
+	char *t = backed(NULL, NULL);
+	vep_backed *b = NULL;
+	ASSERT_TRUE(t != NULL);
+	ASSERT_EQ(vep_backed_parse(t, strlen(t), &b), 0);
+	ASSERT_STREQ(b->audience, AUD);
+	ASSERT_EQ(b->exp_ms, T_ASSERT_EXP);
+	ASSERT_EQ(b->iat_ms, -1);
+	ASSERT_STREQ(b->cert->email, "alice@example.com");
+	ASSERT_STREQ(b->cert->issuer, ISS);
+	const vep_key *keys[] = { domain_key };
+	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 1, T_NOW), 0);
+	ASSERT_EQ(vep_backed_verify(b, AUD, "EXAMPLE.com", keys, 1, T_NOW), 0);
+	ASSERT_EQ(vep_backed_verify(b, AUD "/path?q", ISS, keys, 1, T_NOW), 0);
+	ASSERT_EQ(vep_backed_verify(b, "https://RP.example:443", ISS, keys, 1, T_NOW), 0);
+	ASSERT_EQ(vep_backed_verify(b, AUD, "other.example", keys, 1, T_NOW), VEP_ERR_ISSUER);
+	ASSERT_EQ(vep_backed_verify(b, "http://rp.example", ISS, keys, 1, T_NOW), VEP_ERR_AUDIENCE);
+	ASSERT_EQ(vep_backed_verify(b, "https://rp.example:8443", ISS, keys, 1, T_NOW), VEP_ERR_AUDIENCE);
+	ASSERT_EQ(vep_backed_verify(b, "https://evil.example", ISS, keys, 1, T_NOW), VEP_ERR_AUDIENCE);
+	ASSERT_EQ(vep_backed_verify(b, "garbage", ISS, keys, 1, T_NOW), VEP_ERR_AUDIENCE);
+	/* Times: the assertion expires first, the certificate's iat bounds. */
+	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 1, T_ASSERT_EXP - 1), 0);
+	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 1, T_ASSERT_EXP), VEP_ERR_EXPIRED);
+	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 1, T_CERT_EXP), VEP_ERR_EXPIRED);
+	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 1, T_IAT - 1), VEP_ERR_NOTYET);
+	const vep_key *wrong[] = { other_domain_key };
+	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, wrong, 1, T_NOW), VEP_ERR_BADSIG);
+	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 0, T_NOW), VEP_ERR_NOKEY);
+	ASSERT_EQ(vep_backed_verify(NULL, AUD, ISS, keys, 1, T_NOW), VEP_ERR_ARG);
+	ASSERT_EQ(vep_backed_verify(b, NULL, ISS, keys, 1, T_NOW), VEP_ERR_ARG);
+	ASSERT_EQ(vep_backed_verify(b, AUD, NULL, keys, 1, T_NOW), VEP_ERR_ARG);
+	vep_backed_free(b);
+	vep_backed_free(NULL);
+	free(t);
+}
+
+static void test_cert_expired_before_assertion(void)
+{
+	char *c = make_cert(user_key, T_IAT, T_IAT + 500);
+	char *t = backed(c, NULL);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_IAT + 499), 0);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_IAT + 500), VEP_ERR_EXPIRED);
+	free(t);
+	free(c);
+}
+
+static void test_assertion_iat(void)
+{
+	char pl[256];
+	snprintf(pl, sizeof pl, "{\"aud\":\"%s\",\"exp\":%lld,\"iat\":%lld}", AUD,
+	    (long long)T_ASSERT_EXP, (long long)(T_NOW + 10));
+	char *a = sign_text(user_key, pl);
+	char *t = backed(NULL, a);
+	vep_backed *b = NULL;
+	ASSERT_EQ(vep_backed_parse(t, strlen(t), &b), 0);
+	ASSERT_EQ(b->iat_ms, T_NOW + 10);
+	vep_backed_free(b);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_NOW), VEP_ERR_NOTYET);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_NOW + 10), 0);
+	free(t);
+	free(a);
+}
+
+static void test_wrong_user_key(void)
+{
+	/* Assertion signed by another key of the same algorithm. */
+	char *a = NULL;
+	ASSERT_EQ(vep_assertion_sign(other_user_key, AUD, T_ASSERT_EXP, &a), 0);
+	char *t = backed(NULL, a);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_NOW), VEP_ERR_BADSIG);
+	free(t);
+	free(a);
+	/* Assertion signed with a DSA key while the certificate holds RSA. */
+	ASSERT_EQ(vep_assertion_sign(dsa_user, AUD, T_ASSERT_EXP, &a), 0);
+	t = backed(NULL, a);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_NOW), VEP_ERR_BADSIG);
+	free(t);
+	free(a);
+	/* And the DSA pair done right verifies. */
+	char *c = make_cert(dsa_user, T_IAT, T_CERT_EXP);
+	ASSERT_EQ(vep_assertion_sign(dsa_user, AUD, T_ASSERT_EXP, &a), 0);
+	t = backed(c, a);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_NOW), 0);
+	free(t);
+	free(a);
+	free(c);
+}
+
+static char *swap_middle(const char *jws, const char *from, const char *to)
+{
+	const char *d1 = strchr(jws, '.'), *d2 = strchr(d1 + 1, '.');
+	uint8_t *pl = NULL;
+	size_t n = 0;
+	if (vep_b64url_decode(d1 + 1, (size_t)(d2 - d1 - 1), &pl, &n) != 0)
+		return NULL;
+	char *at = strstr((char *)pl, from);
+	if (at == NULL) {
+		free(pl);
+		return NULL;
+	}
+	char buf[8192];
+	snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - (char *)pl), (char *)pl, to,
+	    at + strlen(from));
+	free(pl);
+	char *enc = vep_b64url_encode((const uint8_t *)buf, strlen(buf));
+	char *out = malloc(strlen(jws) + strlen(enc) + 1);
+	sprintf(out, "%.*s%s%s", (int)(d1 + 1 - jws), jws, enc, d2);
+	free(enc);
+	return out;
+}
+
+static void test_tampered(void)
+{
+	char *a = NULL;
+	ASSERT_EQ(vep_assertion_sign(user_key, AUD, T_ASSERT_EXP, &a), 0);
+	char *fa = swap_middle(a, "rp.example", "rq.example");
+	ASSERT_TRUE(fa != NULL);
+	char *t = backed(NULL, fa);
+	ASSERT_EQ(verify_text(t, "https://rq.example", ISS, domain_key, T_NOW), VEP_ERR_BADSIG);
+	free(t);
+	free(fa);
+
+	char *c = make_cert(user_key, T_IAT, T_CERT_EXP);
+	char *fc = swap_middle(c, "alice@", "bob@");
+	ASSERT_TRUE(fc != NULL);
+	t = backed(fc, a);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_NOW), VEP_ERR_BADSIG);
+	free(t);
+	free(fc);
+	/* The certified key swapped for the attacker's: the cert breaks. */
+	char *k1 = vep_key_to_json_text(user_key), *k2 = vep_key_to_json_text(other_user_key);
+	fc = swap_middle(c, k1, k2);
+	char *a2 = NULL;
+	ASSERT_EQ(vep_assertion_sign(other_user_key, AUD, T_ASSERT_EXP, &a2), 0);
+	t = backed(fc, a2);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_NOW), VEP_ERR_BADSIG);
+	free(t);
+	free(fc);
+	free(a2);
+	free(k1);
+	free(k2);
+	free(c);
+	free(a);
+}
+
+static void test_parse_shapes(void)
+{
+	vep_backed *b = (vep_backed *)1;
+	ASSERT_EQ(vep_backed_parse("abc", 3, &b), VEP_ERR_INVALID);
+	ASSERT_TRUE(b == NULL);
+	ASSERT_EQ(vep_backed_parse("", 0, &b), VEP_ERR_INVALID);
+	ASSERT_EQ(vep_backed_parse("~", 1, &b), VEP_ERR_INVALID);
+	ASSERT_EQ(vep_backed_parse("a.b.c~", 6, &b), VEP_ERR_INVALID);
+	ASSERT_EQ(vep_backed_parse("~a.b.c", 6, &b), VEP_ERR_INVALID);
+	ASSERT_EQ(vep_backed_parse("a~b~c", 5, &b), VEP_ERR_CHAIN);
+	ASSERT_EQ(vep_backed_parse("~~", 2, &b), VEP_ERR_CHAIN);
+	ASSERT_EQ(vep_backed_parse("a~\0b", 4, &b), VEP_ERR_INVALID);
+	ASSERT_EQ(vep_backed_parse(NULL, 0, &b), VEP_ERR_ARG);
+	ASSERT_EQ(vep_backed_parse("a~b", 3, NULL), VEP_ERR_ARG);
+
+	/* A real chain of two certificates. */
+	char *c = make_cert(user_key, T_IAT, T_CERT_EXP), *a = NULL;
+	ASSERT_EQ(vep_assertion_sign(user_key, AUD, T_ASSERT_EXP, &a), 0);
+	char chain[16384];
+	snprintf(chain, sizeof chain, "%s~%s~%s", c, c, a);
+	ASSERT_EQ(vep_backed_parse(chain, strlen(chain), &b), VEP_ERR_CHAIN);
+	/* Assertion and certificate swapped: the "cert" has no iss. */
+	snprintf(chain, sizeof chain, "%s~%s", a, c);
+	ASSERT_TRUE(vep_backed_parse(chain, strlen(chain), &b) < 0);
+
+	/* Size limit: over it is TOOBIG before anything else. */
+	char *big = malloc(VEP_BACKED_MAX_BYTES + 1);
+	memset(big, 'A', VEP_BACKED_MAX_BYTES + 1);
+	big[10] = '~';
+	ASSERT_EQ(vep_backed_parse(big, VEP_BACKED_MAX_BYTES + 1, &b), VEP_ERR_TOOBIG);
+	ASSERT_TRUE(vep_backed_parse(big, VEP_BACKED_MAX_BYTES, &b) != VEP_ERR_TOOBIG);
+	free(big);
+
+	/* Assertion payload shapes. */
+	static const char *const bad_pl[] = {
+		"{\"exp\":1}", "{\"aud\":5,\"exp\":1}", "{\"aud\":\"\",\"exp\":1}",
+		"{\"aud\":\"https://rp.example\"}", "{\"aud\":\"https://rp.example\",\"exp\":\"1\"}",
+		"{\"aud\":\"https://rp.example\",\"exp\":-1}",
+		"{\"aud\":\"https://rp.example\",\"exp\":1,\"iat\":\"0\"}",
+		"{\"aud\":[\"https://rp.example\"],\"exp\":1}",
+	};
+	for (size_t i = 0; i < sizeof bad_pl / sizeof bad_pl[0]; i++) {
+		char *sa = sign_text(user_key, bad_pl[i]);
+		char *t = backed(c, sa);
+		ASSERT_TRUE(t != NULL);
+		int r = vep_backed_parse(t, strlen(t), &b);
+		if (r != VEP_ERR_INVALID)
+			fprintf(stderr, "payload %zu: %d\n", i, r);
+		ASSERT_EQ(r, VEP_ERR_INVALID);
+		free(t);
+		free(sa);
+	}
+	/* Unknown members are ignored, as deployed. */
+	char *sa = sign_text(user_key, "{\"aud\":\"https://rp.example\",\"exp\":1,\"x\":{}}");
+	char *t = backed(c, sa);
+	ASSERT_EQ(vep_backed_parse(t, strlen(t), &b), 0);
+	vep_backed_free(b);
+	free(t);
+	free(sa);
+	free(c);
+	free(a);
+}
+
+static void test_audience_match(void)
+{
+	static const struct { const char *a, *b; int match; } cases[] = {
+		{ "https://rp.example", "https://rp.example", 1 },
+		{ "https://rp.example", "https://rp.example:443", 1 },
+		{ "http://rp.example", "http://rp.example:80", 1 },
+		{ "HTTPS://RP.Example", "https://rp.example", 1 },
+		{ "https://rp.example/a/b", "https://rp.example", 1 },
+		{ "https://rp.example?x=1", "https://rp.example#f", 1 },
+		{ "http://localhost:10001", "http://localhost:10001", 1 },
+		{ "http://127.0.0.1:8080", "http://127.0.0.1:8080/", 1 },
+		{ "https://[::1]:8443", "https://[::1]:8443", 1 },
+		{ "https://[2001:DB8::1]", "https://[2001:db8::1]:443", 1 },
+		{ "https://rp.example:0443", "https://rp.example", 1 },
+		{ "https://rp.example", "http://rp.example", 0 },
+		{ "https://rp.example", "https://rp.example:80", 0 },
+		{ "http://rp.example", "http://rp.example:443", 0 },
+		{ "http://rp.example:8080", "http://rp.example:8081", 0 },
+		{ "https://rp.example", "https://rp.example.evil", 0 },
+		{ "https://rp.example", "https://evil.example", 0 },
+		{ "https://[::1]", "https://[::2]", 0 },
+		{ "https://rp.example", "rp.example", 0 },
+		{ "rp.example", "rp.example", 0 },
+		{ "ftp://rp.example", "ftp://rp.example", 0 },
+		{ "app://rp.example", "app://rp.example", 0 },
+		{ "https://", "https://", 0 },
+		{ "https://rp.example:", "https://rp.example:", 0 },
+		{ "https://rp.example:0", "https://rp.example:0", 0 },
+		{ "https://rp.example:65536", "https://rp.example:65536", 0 },
+		{ "https://rp.example:1234567", "https://rp.example:1234567", 0 },
+		{ "https://rp.example:65535", "https://rp.example:65535", 1 },
+		{ "https://user@rp.example", "https://user@rp.example", 0 },
+		{ "https://rp.example x", "https://rp.example x", 0 },
+		{ "https://rp.ex\xc3\xa4mple", "https://rp.ex\xc3\xa4mple", 0 },
+		{ "https://[::1", "https://[::1", 0 },
+		{ "https://[]", "https://[]", 0 },
+		{ "https://[zz]", "https://[zz]", 0 },
+		{ "https:/rp.example", "https:/rp.example", 0 },
+		{ "", "", 0 },
+		{ NULL, "https://rp.example", 0 },
+		{ "https://rp.example", NULL, 0 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		int m = vep_audience_match(cases[i].a, cases[i].b);
+		if (m != cases[i].match)
+			fprintf(stderr, "case %zu: %s vs %s\n", i,
+			    cases[i].a ? cases[i].a : "(null)", cases[i].b ? cases[i].b : "(null)");
+		ASSERT_EQ(m, cases[i].match);
+		ASSERT_EQ(vep_audience_match(cases[i].b, cases[i].a), cases[i].match);
+	}
+	/* Length limit: 2048 characters accepted, one more refused. */
+	char *big = malloc(2050);
+	strcpy(big, "https://rp.example/");
+	memset(big + 19, 'p', 2048 - 19);
+	big[2048] = '\0';
+	ASSERT_EQ(vep_audience_match(big, "https://rp.example"), 1);
+	big[2048] = 'p';
+	big[2049] = '\0';
+	ASSERT_EQ(vep_audience_match(big, "https://rp.example"), 0);
+	free(big);
+
+	/* Host length limit: 255 characters accepted, 256 refused. */
+	char host[300];
+	strcpy(host, "https://");
+	memset(host + 8, 'h', 255);
+	host[8 + 255] = '\0';
+	ASSERT_EQ(vep_audience_match(host, host), 1);
+	host[8 + 255] = 'h';
+	host[8 + 256] = '\0';
+	ASSERT_EQ(vep_audience_match(host, host), 0);
+}
+
+int main(void)
+{
+	if (vep_key_generate_rsa(2048, &domain_key) != 0 ||
+	    vep_key_generate_rsa(2048, &other_domain_key) != 0 ||
+	    vep_key_generate_rsa(1024, &user_key) != 0 ||
+	    vep_key_generate_rsa(1024, &other_user_key) != 0 ||
+	    vep_key_generate_dsa(1024, &dsa_user) != 0) {
+		fprintf(stderr, "key generation failed\n");
+		return 1;
+	}
+	RUN(test_assertion_sign_payload);
+	RUN(test_join);
+	RUN(test_parse_and_verify);
+	RUN(test_cert_expired_before_assertion);
+	RUN(test_assertion_iat);
+	RUN(test_wrong_user_key);
+	RUN(test_tampered);
+	RUN(test_parse_shapes);
+	RUN(test_audience_match);
+	vep_key_free(domain_key);
+	vep_key_free(other_domain_key);
+	vep_key_free(user_key);
+	vep_key_free(other_user_key);
+	vep_key_free(dsa_user);
+	return harness_done();
+}
