@@ -1,0 +1,54 @@
+/*
+ * authority_limits.h - every size, count and time limit of the authority server, in
+ * one place, each with its unit in the name or the comment. Each one has a
+ * test (tests/integration/test_limits.py for the HTTP ones, tests/unit for
+ * the parser ones).
+ *
+ * Must never hold anything but constants: configurable values (max_age,
+ * request_timeout) have their defaults and bounds here and their one table
+ * row in config.c.
+ */
+#ifndef AUTHORITY_LIMITS_H
+#define AUTHORITY_LIMITS_H
+
+/* Request line plus all header lines, in bytes. libevent 2.1.12 answers a
+ * request over it with its own 400 page (not 431: it has none) and closes
+ * the connection; tests/integration/test_limits.py pins that behaviour. */
+#define LIMIT_HEADER_BYTES (8 * 1024)
+
+/* Request body in bytes. Our largest legitimate body is a public key (about
+ * 700 bytes for RSA-2048, 1.2 KiB for DSA-2048) plus a little JSON; libevent
+ * answers its own 413 page to a larger Content-Length before reading the
+ * body (and to a chunked body once it grows past this), then closes. */
+#define LIMIT_BODY_BYTES (16 * 1024)
+
+/* Request target (path and query) in bytes; longer gets 414. */
+#define LIMIT_URI_BYTES 2048
+
+/* Query parameters per request; more gets 400. */
+#define LIMIT_QUERY_PARAMS 32
+
+/* Seconds a connection may sit idle or send a request slowly before
+ * libevent closes it, without an answer (no 408), config key
+ * request_timeout. */
+#define LIMIT_REQUEST_TIMEOUT_S_DEFAULT 30
+#define LIMIT_REQUEST_TIMEOUT_S_MIN 1
+#define LIMIT_REQUEST_TIMEOUT_S_MAX 600
+
+/* Cache lifetime of discovery documents in seconds (config key max_age).
+ * Verifiers cache the support document; a day bounds how long an old key
+ * list can linger after a rotation. */
+#define LIMIT_MAX_AGE_S_DEFAULT 300
+#define LIMIT_MAX_AGE_S_MIN 0
+#define LIMIT_MAX_AGE_S_MAX 86400
+
+/* Configuration file: longest line in bytes (including the newline),
+ * largest file in bytes, and most [domain] sections. */
+#define LIMIT_CONFIG_LINE_BYTES 1024
+#define LIMIT_CONFIG_FILE_BYTES (256 * 1024)
+#define LIMIT_CONFIG_DOMAINS 64
+
+/* Bytes of one untrusted string copied into a log line before "...". */
+#define LIMIT_LOG_FIELD_CHARS 200
+
+#endif

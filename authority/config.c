@@ -1,0 +1,661 @@
+/*
+ * config.c - the configuration file parser and the one table of keys.
+ *
+ * Owns the line format, the key table and value validation. Must never
+ * touch the resources the values name (key files, sockets, directories):
+ * --check does that through domain.c and main.c after parsing succeeds.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "email.h"
+#include "err.h"
+#include "authority_limits.h"
+
+enum config_scope { SCOPE_GLOBAL, SCOPE_DOMAIN };
+
+struct config_key;
+/* Validates text and stores it in field. Writes a reason (no file or line)
+ * to why on error. */
+typedef int (*config_setter)(const struct config_key *k, void *field,
+    const char *text, const char *base_dir, char *why, size_t whylen);
+
+struct config_key {
+	const char *name;
+	enum config_scope scope;
+	config_setter set;
+	const char *def;        /* default as text, NULL when there is none */
+	long min, max;          /* bounds for integer keys */
+	size_t offset;          /* of the field in struct config / config_domain */
+	int required;
+	const char *doc;
+};
+
+static int set_int(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_path(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_listen(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_url(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_loglevel(const struct config_key *, void *, const char *, const char *, char *, size_t);
+
+#define G(m) offsetof(struct config, m)
+#define D(m) offsetof(struct config_domain, m)
+
+/* Every setting. Adding one: a struct member and one row here (and its
+ * paragraph in CONFIG.md; the integration tests check every key is there). */
+static const struct config_key config_keys[] = {
+	{ "listen", SCOPE_GLOBAL, set_listen, "127.0.0.1:8080", 0, 0, G(listen), 0,
+	  "address and port to listen on, ADDR:PORT or [IPv6]:PORT; port 0 picks a free port" },
+	{ "state_dir", SCOPE_GLOBAL, set_path, "/var/lib/vep-authority", 0, 0, G(state_dir), 0,
+	  "directory for the authority's state (database); must not be accessible by group or others" },
+	{ "max_age", SCOPE_GLOBAL, set_int, "300", LIMIT_MAX_AGE_S_MIN, LIMIT_MAX_AGE_S_MAX,
+	  G(max_age_s), 0,
+	  "seconds clients and verifiers may cache discovery documents (Cache-Control max-age)" },
+	{ "request_timeout", SCOPE_GLOBAL, set_int, "30", LIMIT_REQUEST_TIMEOUT_S_MIN,
+	  LIMIT_REQUEST_TIMEOUT_S_MAX, G(request_timeout_s), 0,
+	  "seconds a connection may stay idle or take to send a request before it is closed" },
+	{ "log_level", SCOPE_GLOBAL, set_loglevel, "info", 0, 0, G(log_level), 0,
+	  "least severe messages logged to stderr: error, warn, info or debug" },
+	{ "key_dir", SCOPE_DOMAIN, set_path, NULL, 0, 0, D(key_dir), 1,
+	  "directory with the domain's current.pem (and previous.pem), as vep-keytool writes it" },
+	{ "public_url", SCOPE_DOMAIN, set_url, NULL, 0, 0, D(public_url), 0,
+	  "scheme://host[:port] where this authority is reached for the domain; absolute links "
+	  "in host-meta and WebFinger use it (default: http:// and the request's Host)" },
+};
+
+#define NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
+
+static void
+whyf(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+whyf(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+}
+
+static int
+set_int(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	/* Digits only: strtol alone would take "+5", " 5" or "0x10". */
+	if (!isdigit((unsigned char)text[0]) || *end != '\0' || errno != 0 ||
+	    v < k->min || v > k->max) {
+		whyf(why, whylen, "must be an integer from %ld to %ld", k->min, k->max);
+		return VEP_ERR_INVALID;
+	}
+	*(long *)field = v;
+	return VEP_OK;
+}
+
+static int
+set_path(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	char **dst = field;
+	char *p;
+
+	if (text[0] == '\0') {
+		whyf(why, whylen, "must be a path");
+		return VEP_ERR_INVALID;
+	}
+	/* A relative path means relative to the configuration file's
+	 * directory, never to whatever the working directory happens to be. */
+	if (text[0] != '/' && base_dir == NULL) {
+		whyf(why, whylen, "must be an absolute path");
+		return VEP_ERR_INVALID;
+	}
+	if (text[0] == '/') {
+		p = strdup(text);
+	} else if (asprintf(&p, "%s/%s", base_dir, text) < 0) {
+		p = NULL;
+	}
+	if (p == NULL) {
+		whyf(why, whylen, "out of memory");
+		return VEP_ERR_NOMEM;
+	}
+	free(*dst);
+	*dst = p;
+	return VEP_OK;
+}
+
+int
+config_parse_listen(const char *s, char *host, size_t hostlen, unsigned *port)
+{
+	const char *colon, *h = s, *hend;
+	unsigned char buf[sizeof(struct in6_addr)];
+	char tmp[INET6_ADDRSTRLEN];
+	unsigned long p;
+	char *end;
+	size_t n;
+	int v6 = 0;
+
+	if (s == NULL)
+		return VEP_ERR_INVALID;
+	if (s[0] == '[') {
+		hend = strchr(s, ']');
+		if (hend == NULL || hend[1] != ':')
+			return VEP_ERR_INVALID;
+		h = s + 1;
+		colon = hend + 1;
+		v6 = 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (colon == NULL)
+			return VEP_ERR_INVALID;
+		hend = colon;
+	}
+	n = (size_t)(hend - h);
+	if (n == 0 || n >= sizeof(tmp) || n >= hostlen)
+		return VEP_ERR_INVALID;
+	memcpy(tmp, h, n);
+	tmp[n] = '\0';
+	if (inet_pton(v6 ? AF_INET6 : AF_INET, tmp, buf) != 1)
+		return VEP_ERR_INVALID;
+	if (!isdigit((unsigned char)colon[1]) || strlen(colon + 1) > 5)
+		return VEP_ERR_INVALID;
+	p = strtoul(colon + 1, &end, 10);
+	if (*end != '\0' || p > 65535)
+		return VEP_ERR_INVALID;
+	memcpy(host, tmp, n + 1);
+	*port = (unsigned)p;
+	return VEP_OK;
+}
+
+static int
+set_listen(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	char host[INET6_ADDRSTRLEN], **dst = field, *p;
+	unsigned port;
+
+	if (config_parse_listen(text, host, sizeof(host), &port) != 0) {
+		whyf(why, whylen, "must be IPv4-ADDRESS:PORT or [IPv6-ADDRESS]:PORT");
+		return VEP_ERR_INVALID;
+	}
+	if ((p = strdup(text)) == NULL) {
+		whyf(why, whylen, "out of memory");
+		return VEP_ERR_NOMEM;
+	}
+	free(*dst);
+	*dst = p;
+	return VEP_OK;
+}
+
+/* Accepts http(s)://host[:port][/] and nothing else: the value is a base
+ * that paths are appended to, so a path, query or user part would produce
+ * wrong links. */
+static int
+set_url(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	char **dst = field, *p;
+	const char *h;
+	size_t n, i;
+	int ok = 1;
+
+	if (strncasecmp(text, "https://", 8) == 0)
+		h = text + 8;
+	else if (strncasecmp(text, "http://", 7) == 0)
+		h = text + 7;
+	else
+		h = NULL;
+	n = h != NULL ? strlen(h) : 0;
+	if (n > 0 && h[n - 1] == '/')
+		n--;
+	if (h == NULL || n == 0 || n > VEP_DOMAIN_MAX + 8)
+		ok = 0;
+	for (i = 0; ok && i < n; i++) {
+		unsigned char c = (unsigned char)h[i];
+		if (!isalnum(c) && c != '.' && c != '-' && c != ':' && c != '[' && c != ']')
+			ok = 0;
+	}
+	if (!ok) {
+		whyf(why, whylen, "must be http://HOST[:PORT] or https://HOST[:PORT] without a path");
+		return VEP_ERR_INVALID;
+	}
+	n += (size_t)(h - text);
+	if ((p = strndup(text, n)) == NULL) {
+		whyf(why, whylen, "out of memory");
+		return VEP_ERR_NOMEM;
+	}
+	for (i = 0; i < n; i++)
+		p[i] = (char)tolower((unsigned char)p[i]);
+	free(*dst);
+	*dst = p;
+	return VEP_OK;
+}
+
+static int
+set_loglevel(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	enum log_level lvl;
+
+	if (log_level_parse(text, &lvl) != 0) {
+		whyf(why, whylen, "must be error, warn, info or debug");
+		return VEP_ERR_INVALID;
+	}
+	*(long *)field = (long)lvl;
+	return VEP_OK;
+}
+
+static const struct config_key *
+find_key(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NKEYS; i++)
+		if (strcmp(config_keys[i].name, name) == 0)
+			return &config_keys[i];
+	return NULL;
+}
+
+struct config *
+config_new(void)
+{
+	struct config *cfg;
+	char why[160];
+	size_t i;
+
+	if ((cfg = calloc(1, sizeof(*cfg))) == NULL)
+		return NULL;
+	for (i = 0; i < NKEYS; i++) {
+		const struct config_key *k = &config_keys[i];
+		if (k->scope != SCOPE_GLOBAL || k->def == NULL)
+			continue;
+		/* Defaults go through the setters so they obey the same rules. */
+		if (k->set(k, (char *)cfg + k->offset, k->def, NULL, why, sizeof(why)) != 0) {
+			config_free(cfg);
+			return NULL;
+		}
+	}
+	return cfg;
+}
+
+static void
+domain_clear(struct config_domain *d)
+{
+	free(d->name);
+	free(d->key_dir);
+	free(d->public_url);
+	memset(d, 0, sizeof(*d));
+}
+
+void
+config_free(struct config *cfg)
+{
+	size_t i;
+
+	if (cfg == NULL)
+		return;
+	for (i = 0; i < cfg->ndomains; i++)
+		domain_clear(&cfg->domains[i]);
+	free(cfg->domains);
+	free(cfg->path);
+	free(cfg->listen);
+	free(cfg->state_dir);
+	free(cfg);
+}
+
+const struct config_domain *
+config_find_domain(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; cfg != NULL && name != NULL && i < cfg->ndomains; i++)
+		if (strcmp(cfg->domains[i].name, name) == 0)
+			return &cfg->domains[i];
+	return NULL;
+}
+
+/* Appends an empty domain named name (validated, lowercased). */
+static int
+domain_append(struct config *cfg, const char *name, struct config_domain **out)
+{
+	struct config_domain *nd;
+	char *lname;
+
+	*out = NULL;
+	if (strlen(name) > VEP_DOMAIN_MAX || !vep_domain_valid(name))
+		return VEP_ERR_INVALID;
+	if ((lname = strdup(name)) == NULL)
+		return VEP_ERR_NOMEM;
+	vep_domain_lower(lname);
+	if (config_find_domain(cfg, lname) != NULL) {
+		free(lname);
+		return VEP_ERR_EXISTS;
+	}
+	if (cfg->ndomains >= LIMIT_CONFIG_DOMAINS) {
+		free(lname);
+		return VEP_ERR_TOOBIG;
+	}
+	nd = realloc(cfg->domains, (cfg->ndomains + 1) * sizeof(*nd));
+	if (nd == NULL) {
+		free(lname);
+		return VEP_ERR_NOMEM;
+	}
+	cfg->domains = nd;
+	memset(&nd[cfg->ndomains], 0, sizeof(*nd));
+	nd[cfg->ndomains].name = lname;
+	*out = &nd[cfg->ndomains++];
+	return VEP_OK;
+}
+
+int
+config_add_domain(struct config *cfg, const char *name, const char *key_dir)
+{
+	struct config_domain *d;
+	int rc;
+
+	if (key_dir == NULL || key_dir[0] != '/')
+		return VEP_ERR_INVALID;
+	if ((rc = domain_append(cfg, name, &d)) != 0)
+		return rc;
+	if ((d->key_dir = strdup(key_dir)) == NULL)
+		return VEP_ERR_NOMEM; /* the half-built row is freed with cfg */
+	return VEP_OK;
+}
+
+int
+config_set(struct config *cfg, const char *source, const char *key, const char *value,
+    char *err, size_t errlen)
+{
+	const struct config_key *k = find_key(key);
+	char why[200];
+	int rc;
+
+	if (k == NULL || k->scope != SCOPE_GLOBAL) {
+		snprintf(err, errlen, "%s: unknown key '%s'", source, key);
+		return VEP_ERR_INVALID;
+	}
+	if ((rc = k->set(k, (char *)cfg + k->offset, value, NULL, why, sizeof(why))) != 0)
+		snprintf(err, errlen, "%s: key '%s': %s", source, key, why);
+	return rc;
+}
+
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n'))
+		*--e = '\0';
+	return s;
+}
+
+/* State of one parse: which keys were seen in the current scope. */
+struct parse {
+	const char *path;
+	const char *base_dir;
+	unsigned line;
+	struct config *cfg;
+	struct config_domain *dom;       /* current section, NULL for global */
+	unsigned char seen_global[NKEYS];
+	unsigned char seen_domain[NKEYS];
+	char *err;
+	size_t errlen;
+};
+
+static int
+perr(struct parse *p, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int
+perr(struct parse *p, const char *key, const char *fmt, ...)
+{
+	char why[300];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (key != NULL)
+		snprintf(p->err, p->errlen, "%s:%u: key '%s': %s", p->path, p->line, key, why);
+	else
+		snprintf(p->err, p->errlen, "%s:%u: %s", p->path, p->line, why);
+	return VEP_ERR_INVALID;
+}
+
+/* Checks the finished section's required keys. */
+static int
+close_domain(struct parse *p)
+{
+	size_t i;
+
+	if (p->dom == NULL)
+		return VEP_OK;
+	for (i = 0; i < NKEYS; i++) {
+		if (config_keys[i].scope == SCOPE_DOMAIN && config_keys[i].required &&
+		    !p->seen_domain[i]) {
+			snprintf(p->err, p->errlen, "%s:%u: key '%s': missing in [domain %s]",
+			    p->path, p->dom->line, config_keys[i].name, p->dom->name);
+			return VEP_ERR_INVALID;
+		}
+	}
+	return VEP_OK;
+}
+
+static int
+parse_section(struct parse *p, char *s)
+{
+	char *name;
+	int rc;
+
+	if (s[strlen(s) - 1] != ']')
+		return perr(p, NULL, "section header must end with ']'");
+	s[strlen(s) - 1] = '\0';
+	s = trim(s + 1);
+	if (strncmp(s, "domain", 6) != 0 || (s[6] != ' ' && s[6] != '\t'))
+		return perr(p, NULL, "unknown section '[%.40s]' (expected [domain NAME])", s);
+	if ((rc = close_domain(p)) != 0)
+		return rc;
+	name = trim(s + 6);
+	rc = domain_append(p->cfg, name, &p->dom);
+	if (rc == VEP_ERR_EXISTS)
+		return perr(p, NULL, "domain '%.253s' appears twice", name);
+	if (rc == VEP_ERR_TOOBIG)
+		return perr(p, NULL, "more than %d domains", LIMIT_CONFIG_DOMAINS);
+	if (rc == VEP_ERR_NOMEM)
+		return perr(p, NULL, "out of memory");
+	if (rc != 0)
+		return perr(p, NULL, "'%.253s' is not a valid domain name", name);
+	p->dom->line = p->line;
+	memset(p->seen_domain, 0, sizeof(p->seen_domain));
+	return VEP_OK;
+}
+
+static int
+parse_assignment(struct parse *p, char *s)
+{
+	const struct config_key *k;
+	char *eq = strchr(s, '='), *key, *val, why[200];
+	unsigned char *seen;
+	size_t idx;
+	void *base;
+
+	if (eq == NULL)
+		return perr(p, NULL, "expected 'key = value' or '[domain NAME]'");
+	*eq = '\0';
+	key = trim(s);
+	val = trim(eq + 1);
+	if ((k = find_key(key)) == NULL)
+		return perr(p, key, "unknown key");
+	idx = (size_t)(k - config_keys);
+	if (k->scope == SCOPE_DOMAIN && p->dom == NULL)
+		return perr(p, key, "belongs in a [domain NAME] section");
+	if (k->scope == SCOPE_GLOBAL && p->dom != NULL)
+		return perr(p, key, "is global: put it before the first [domain] section");
+	seen = p->dom != NULL ? p->seen_domain : p->seen_global;
+	if (seen[idx])
+		return perr(p, key, "set twice");
+	if (val[0] == '\0')
+		return perr(p, key, "empty value");
+	base = p->dom != NULL ? (void *)p->dom : (void *)p->cfg;
+	if (k->set(k, (char *)base + k->offset, val, p->base_dir, why, sizeof(why)) != 0)
+		return perr(p, key, "%s", why);
+	seen[idx] = 1;
+	if (p->dom != NULL && strcmp(k->name, "key_dir") == 0)
+		p->dom->key_dir_line = p->line;
+	return VEP_OK;
+}
+
+static int
+parse_text(struct parse *p, char *text, size_t len)
+{
+	char *line = text, *nl, *s;
+	int rc;
+
+	if (memchr(text, '\0', len) != NULL) {
+		p->line = 1;
+		return perr(p, NULL, "file contains a NUL byte");
+	}
+	while (line < text + len) {
+		p->line++;
+		nl = memchr(line, '\n', (size_t)(text + len - line));
+		if (nl != NULL)
+			*nl = '\0';
+		if (strlen(line) + 1 > LIMIT_CONFIG_LINE_BYTES)
+			return perr(p, NULL, "line longer than %d bytes", LIMIT_CONFIG_LINE_BYTES);
+		s = trim(line);
+		if (s[0] == '\0' || s[0] == '#')
+			rc = 0;
+		else if (s[0] == '[')
+			rc = parse_section(p, s);
+		else
+			rc = parse_assignment(p, s);
+		if (rc != 0)
+			return rc;
+		if (nl == NULL)
+			break;
+		line = nl + 1;
+	}
+	if ((rc = close_domain(p)) != 0)
+		return rc;
+	if (p->cfg->ndomains == 0) {
+		snprintf(p->err, p->errlen, "%s: no [domain NAME] section: at least one served "
+		    "domain is required", p->path);
+		return VEP_ERR_INVALID;
+	}
+	return VEP_OK;
+}
+
+/* Reads the whole file, refusing more than LIMIT_CONFIG_FILE_BYTES. */
+static int
+read_file(const char *path, char **out, size_t *outlen, char *err, size_t errlen)
+{
+	FILE *f = NULL;
+	char *buf = NULL;
+	size_t n;
+	int rc = VEP_ERR_IO;
+
+	*out = NULL;
+	*outlen = 0;
+	if ((f = fopen(path, "re")) == NULL) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		goto out;
+	}
+	if ((buf = malloc(LIMIT_CONFIG_FILE_BYTES + 1)) == NULL) {
+		rc = VEP_ERR_NOMEM;
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
+	n = fread(buf, 1, LIMIT_CONFIG_FILE_BYTES + 1, f);
+	if (ferror(f)) {
+		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+		goto out;
+	}
+	if (n > LIMIT_CONFIG_FILE_BYTES) {
+		rc = VEP_ERR_TOOBIG;
+		snprintf(err, errlen, "%s: larger than %d bytes", path, LIMIT_CONFIG_FILE_BYTES);
+		goto out;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*outlen = n;
+	buf = NULL;
+	rc = VEP_OK;
+out:
+	free(buf);
+	if (f != NULL)
+		fclose(f);
+	return rc;
+}
+
+int
+config_load(const char *path, struct config **out, char *err, size_t errlen)
+{
+	struct config *cfg = NULL;
+	struct parse p;
+	char *text = NULL, *dir = NULL, *slash;
+	size_t len;
+	int rc;
+
+	*out = NULL;
+	if (errlen > 0)
+		err[0] = '\0';
+	if ((rc = read_file(path, &text, &len, err, errlen)) != 0)
+		goto out;
+	rc = VEP_ERR_NOMEM;
+	if ((cfg = config_new()) == NULL || (cfg->path = strdup(path)) == NULL ||
+	    (dir = strdup(path)) == NULL) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
+	slash = strrchr(dir, '/');
+	if (slash == NULL) {
+		free(dir);
+		dir = strdup(".");
+	} else if (slash == dir) {
+		slash[1] = '\0';
+	} else {
+		*slash = '\0';
+	}
+	if (dir == NULL)
+		goto out;
+	memset(&p, 0, sizeof(p));
+	p.path = path;
+	p.base_dir = dir;
+	p.cfg = cfg;
+	p.err = err;
+	p.errlen = errlen;
+	if ((rc = parse_text(&p, text, len)) != 0)
+		goto out;
+	*out = cfg;
+	cfg = NULL;
+out:
+	free(text);
+	free(dir);
+	config_free(cfg);
+	return rc;
+}
+
+void
+config_print_keys(FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < NKEYS; i++) {
+		const struct config_key *k = &config_keys[i];
+		fprintf(f, "%s\t%s\t%s\t%s\n", k->name,
+		    k->scope == SCOPE_GLOBAL ? "global" : "domain",
+		    k->def != NULL ? k->def : (k->required ? "(required)" : "(none)"), k->doc);
+	}
+}

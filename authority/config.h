@@ -1,0 +1,86 @@
+/*
+ * config.h - the authority's configuration: what the file says, validated.
+ *
+ * File format (documented for administrators in authority/CONFIG.md):
+ *
+ *     # comment (only on a line of its own)
+ *     listen = 127.0.0.1:8080
+ *     max_age = 300
+ *     [domain example.com]
+ *     key_dir = /etc/vep-authority/keys/example.com
+ *
+ * Keys before the first section are global; keys after "[domain NAME]"
+ * belong to that served domain. Every key is one row of the table in
+ * config.c (name, scope, setter, default, bounds, doc), so adding a setting
+ * is adding a row and a struct member. Unknown keys, repeated keys, bad
+ * values and missing required keys are errors that name the file, the line
+ * and the key.
+ *
+ * Owns parsing and value validation only: it never opens key files,
+ * sockets or databases (domain.c and server.c do, with these values).
+ */
+#ifndef AUTHORITY_CONFIG_H
+#define AUTHORITY_CONFIG_H
+
+#include <stddef.h>
+
+#include <stdio.h>
+
+#include "log.h"
+
+struct config_domain {
+	char *name;          /* lowercase domain name, valid per vep_domain_valid */
+	char *key_dir;       /* absolute path of the vep_keydir directory */
+	char *public_url;    /* "scheme://host[:port]" without trailing slash, or NULL */
+	unsigned line;       /* line of the [domain] header (0 when built in) */
+	unsigned key_dir_line; /* line of key_dir (0 when built in) */
+};
+
+struct config {
+	char *path;                 /* file read, or NULL when built in (demo) */
+	char *listen;               /* "ADDR:PORT" (IPv6 as "[ADDR]:PORT") */
+	char *state_dir;            /* absolute path */
+	long max_age_s;             /* Cache-Control max-age of discovery documents */
+	long request_timeout_s;     /* idle / slow request timeout per connection */
+	long log_level;             /* enum log_level */
+	struct config_domain *domains; /* in file order; the first is the default */
+	size_t ndomains;
+};
+
+/* Returns a new configuration holding every global default and no domain,
+ * or NULL on allocation failure. */
+struct config *config_new(void);
+
+/* Reads path into a new configuration. On error returns VEP_ERR_INVALID
+ * (syntax or value), VEP_ERR_IO (unreadable) or VEP_ERR_TOOBIG, writes a
+ * one-line message "FILE:LINE: key 'K': reason" to err (errlen bytes) and
+ * leaves *out NULL. At least one [domain] section is required. */
+int config_load(const char *path, struct config **out, char *err, size_t errlen);
+
+/* Appends a served domain built in code (the demo). name must be valid;
+ * key_dir absolute. Returns 0, VEP_ERR_INVALID, VEP_ERR_EXISTS (duplicate),
+ * VEP_ERR_TOOBIG or VEP_ERR_NOMEM. */
+int config_add_domain(struct config *cfg, const char *name, const char *key_dir);
+
+/* Sets a global key from text as the file would (used for command-line
+ * overrides such as --listen and --state). Same errors as config_load, with
+ * the message naming source instead of a file. */
+int config_set(struct config *cfg, const char *source, const char *key,
+    const char *value, char *err, size_t errlen);
+
+/* Parses "ADDR:PORT" (IPv4 dotted quad, or [IPv6]) into host (hostlen bytes,
+ * without brackets) and port (0..65535; 0 picks a free port). Host names
+ * are refused: the listener never depends on DNS. Returns 0 or
+ * VEP_ERR_INVALID. */
+int config_parse_listen(const char *s, char *host, size_t hostlen, unsigned *port);
+
+/* Looks up a served domain by lowercase name; NULL when not served. */
+const struct config_domain *config_find_domain(const struct config *cfg, const char *name);
+
+/* Writes the key table (name, scope, default, doc) to f, one key per line:
+ * what --list-keys prints, and what tests compare with CONFIG.md. */
+void config_print_keys(FILE *f);
+
+void config_free(struct config *cfg);
+
+#endif

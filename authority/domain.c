@@ -1,0 +1,239 @@
+/*
+ * domain.c - served domains, their keys and pre-built discovery documents.
+ *
+ * Owns the keysets and the bodies of /.well-known/browserid, /pk and
+ * host-meta. Documents are rebuilt only when keys change (load, reload) or,
+ * for host-meta without a configured public_url, when the base URL changes,
+ * so a request costs a lookup and a copy. Must never log or expose private
+ * keys; only public JSON leaves this file.
+ */
+#include "domain.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "key.h"
+#include "paths.h"
+#include "support.h"
+
+static void
+doc_clear(struct doc *doc)
+{
+	free(doc->body);
+	memset(doc, 0, sizeof(*doc));
+}
+
+/* Takes ownership of body (even on error). */
+static int
+doc_set(struct doc *doc, char *body)
+{
+	int rc;
+
+	memset(doc, 0, sizeof(*doc));
+	if (body == NULL)
+		return VEP_ERR_NOMEM;
+	doc->body = body;
+	doc->len = strlen(body);
+	if ((rc = etag_compute(body, doc->len, doc->etag)) != 0)
+		doc_clear(doc);
+	return rc;
+}
+
+/* Builds the key-dependent documents from ks into support and pk. */
+static int
+build_key_docs(const struct vep_keyset *ks, struct doc *support, struct doc *pk)
+{
+	const vep_key *keys[2];
+	size_t n = 0;
+	char *text = NULL;
+	int rc;
+
+	memset(support, 0, sizeof(*support));
+	memset(pk, 0, sizeof(*pk));
+	keys[n++] = ks->current;
+	if (ks->previous != NULL)
+		keys[n++] = ks->previous;
+	rc = vep_support_build(keys, n, PATH_SIGNIN_AUTHENTICATE, PATH_SIGNIN_PROVISION, &text);
+	if (rc != 0)
+		goto out;
+	if ((rc = doc_set(support, text)) != 0)
+		goto out;
+	if ((rc = doc_set(pk, vep_key_to_json_text(ks->current))) != 0)
+		goto out;
+out:
+	if (rc != 0) {
+		doc_clear(support);
+		doc_clear(pk);
+	}
+	return rc;
+}
+
+static int
+build_hostmeta(const char *base, int json, struct doc *doc)
+{
+	char *text = NULL;
+	int n;
+
+	if (json)
+		n = asprintf(&text,
+		    "{\"links\":["
+		    "{\"rel\":\"" REL_LRDD "\",\"type\":\"" MEDIA_JRD "\","
+		    "\"template\":\"%s" PATH_WEBFINGER "?resource={uri}\"},"
+		    "{\"rel\":\"" REL_PUBLIC_KEY "\",\"type\":\"" MEDIA_JSON "\","
+		    "\"href\":\"%s" PATH_PK "\"},"
+		    "{\"rel\":\"" REL_DESCRIBEDBY "\",\"type\":\"" MEDIA_JSON "\","
+		    "\"href\":\"%s" PATH_SUPPORT "\"}]}",
+		    base, base, base);
+	else
+		n = asprintf(&text,
+		    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		    "<XRD xmlns=\"http://docs.oasis-open.org/ns/xri/xrd-1.0\">\n"
+		    "  <Link rel=\"" REL_LRDD "\" type=\"" MEDIA_JRD "\" "
+		    "template=\"%s" PATH_WEBFINGER "?resource={uri}\"/>\n"
+		    "  <Link rel=\"" REL_PUBLIC_KEY "\" type=\"" MEDIA_JSON "\" "
+		    "href=\"%s" PATH_PK "\"/>\n"
+		    "  <Link rel=\"" REL_DESCRIBEDBY "\" type=\"" MEDIA_JSON "\" "
+		    "href=\"%s" PATH_SUPPORT "\"/>\n"
+		    "</XRD>\n",
+		    base, base, base);
+	/* No escaping needed: the caller guarantees base holds only URL
+	 * host characters, none of which is special in JSON or XML. */
+	return doc_set(doc, n < 0 ? NULL : text);
+}
+
+int
+domain_hostmeta(struct domain *d, const char *base, int json, const struct doc **out)
+{
+	struct doc xrd, jrd;
+	char *nb;
+	int rc;
+
+	*out = NULL;
+	if (d->hm_base == NULL || strcmp(d->hm_base, base) != 0) {
+		if ((nb = strdup(base)) == NULL)
+			return VEP_ERR_NOMEM;
+		if ((rc = build_hostmeta(base, 0, &xrd)) != 0) {
+			free(nb);
+			return rc;
+		}
+		if ((rc = build_hostmeta(base, 1, &jrd)) != 0) {
+			doc_clear(&xrd);
+			free(nb);
+			return rc;
+		}
+		doc_clear(&d->hm_xrd);
+		doc_clear(&d->hm_jrd);
+		free(d->hm_base);
+		d->hm_base = nb;
+		d->hm_xrd = xrd;
+		d->hm_jrd = jrd;
+	}
+	*out = json ? &d->hm_jrd : &d->hm_xrd;
+	return VEP_OK;
+}
+
+int
+domain_reload(struct domain *d)
+{
+	struct vep_keyset ks;
+	struct doc support, pk;
+	int rc;
+
+	if ((rc = vep_keydir_load(d->cfg->key_dir, &ks)) != 0)
+		return rc;
+	if ((rc = build_key_docs(&ks, &support, &pk)) != 0) {
+		vep_keyset_clear(&ks);
+		return rc;
+	}
+	vep_keyset_clear(&d->keys);
+	doc_clear(&d->support);
+	doc_clear(&d->pk);
+	d->keys = ks;
+	d->support = support;
+	d->pk = pk;
+	return VEP_OK;
+}
+
+static void
+domain_clear(struct domain *d)
+{
+	vep_keyset_clear(&d->keys);
+	doc_clear(&d->support);
+	doc_clear(&d->pk);
+	doc_clear(&d->hm_xrd);
+	doc_clear(&d->hm_jrd);
+	free(d->hm_base);
+	d->hm_base = NULL;
+}
+
+int
+domain_set_load(const struct config *cfg, struct domain_set **out, char *err, size_t errlen)
+{
+	struct domain_set *set = NULL;
+	const struct doc *unused;
+	size_t i;
+	int rc = VEP_ERR_NOMEM;
+
+	*out = NULL;
+	if (errlen > 0)
+		err[0] = '\0';
+	if ((set = calloc(1, sizeof(*set))) == NULL ||
+	    (set->v = calloc(cfg->ndomains ? cfg->ndomains : 1, sizeof(*set->v))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < cfg->ndomains; i++) {
+		const struct config_domain *cd = &cfg->domains[i];
+		struct domain *d = &set->v[i];
+
+		d->cfg = cd;
+		set->n = i + 1;
+		rc = domain_reload(d);
+		if (rc == 0 && cd->public_url != NULL)
+			rc = domain_hostmeta(d, cd->public_url, 0, &unused);
+		if (rc != 0) {
+			snprintf(err, errlen, "%s:%u: [domain %s] key_dir '%s': %s",
+			    cfg->path != NULL ? cfg->path : "(built in)", cd->key_dir_line,
+			    cd->name, cd->key_dir, vep_strerror(rc));
+			goto out;
+		}
+	}
+	*out = set;
+	set = NULL;
+	rc = VEP_OK;
+out:
+	domain_set_free(set);
+	return rc;
+}
+
+struct domain *
+domain_set_find(const struct domain_set *set, const char *name)
+{
+	size_t i;
+
+	for (i = 0; set != NULL && name != NULL && i < set->n; i++)
+		if (strcmp(set->v[i].cfg->name, name) == 0)
+			return &set->v[i];
+	return NULL;
+}
+
+const vep_key *
+domain_signing_key(const struct domain *d)
+{
+	return d->keys.current;
+}
+
+void
+domain_set_free(struct domain_set *set)
+{
+	size_t i;
+
+	if (set == NULL)
+		return;
+	for (i = 0; i < set->n; i++)
+		domain_clear(&set->v[i]);
+	free(set->v);
+	free(set);
+}

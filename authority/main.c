@@ -1,0 +1,273 @@
+/*
+ * main.c - vep-authority: command line, start-up order, the event loop and
+ * clean shutdown.
+ *
+ *   vep-authority --config FILE [--check] [--listen ADDR:PORT]
+ *   vep-authority --demo [--state DIR] [--listen ADDR:PORT] [--check]
+ *
+ * Owns struct authority (the only place state is created and freed) and the
+ * signal table. Must never do a module's job itself: it wires config,
+ * domains, server and router together, in that order, and tears them down
+ * in reverse. Exit status: 0 clean stop or "configuration OK", 1 runtime
+ * failure (e.g. cannot bind), 2 usage or configuration error.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <event2/event.h>
+
+#include "authority.h"
+#include "config.h"
+#include "demo.h"
+#include "domain.h"
+#include "err.h"
+#include "log.h"
+#include "router.h"
+#include "server.h"
+
+#define EXIT_RUNTIME 1
+#define EXIT_CONFIG 2
+
+struct options {
+	const char *config;
+	const char *state;
+	const char *listen;
+	int check;
+	int demo;
+	int list_keys;
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: vep-authority --config FILE [--check] [--listen ADDR:PORT]\n"
+	    "       vep-authority --demo [--state DIR] [--listen ADDR:PORT] [--check]\n"
+	    "       vep-authority --list-keys\n"
+	    "\n"
+	    "  --config FILE       read settings from FILE (see CONFIG.md)\n"
+	    "  --check             validate the configuration and keys, then exit\n"
+	    "  --demo              serve example.test with a generated key, no configuration\n"
+	    "  --state DIR         state directory (overrides state_dir; demo default\n"
+	    "                      ~/.local/state/vep-authority-demo)\n"
+	    "  --listen ADDR:PORT  listen address (overrides listen; port 0 picks one)\n"
+	    "  --list-keys         print every configuration key with its default\n");
+}
+
+/* Returns 0, or EXIT_CONFIG after printing why. */
+static int
+parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "check", no_argument, NULL, 'k' },
+		{ "demo", no_argument, NULL, 'd' },
+		{ "state", required_argument, NULL, 's' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "list-keys", no_argument, NULL, 'K' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c': o->config = optarg; break;
+		case 'k': o->check = 1; break;
+		case 'd': o->demo = 1; break;
+		case 's': o->state = optarg; break;
+		case 'l': o->listen = optarg; break;
+		case 'K': o->list_keys = 1; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return EXIT_CONFIG;
+		}
+	}
+	if (optind != argc || (!o->list_keys && (o->demo == (o->config != NULL)))) {
+		fprintf(stderr, "vep-authority: give exactly one of --config FILE or --demo\n");
+		usage(stderr);
+		return EXIT_CONFIG;
+	}
+	return 0;
+}
+
+/* Permission checks beyond the key files' own (vep_key_load_private): a
+ * key directory others can write lets them swap the domain key, and a
+ * state directory others can read exposes sessions. */
+static int
+check_permissions(const struct config *cfg, char *err, size_t errlen)
+{
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < cfg->ndomains; i++) {
+		const struct config_domain *d = &cfg->domains[i];
+		if (stat(d->key_dir, &st) == 0 && (st.st_mode & 022) != 0) {
+			snprintf(err, errlen, "%s:%u: [domain %s] key_dir '%s': writable by group "
+			    "or others", cfg->path != NULL ? cfg->path : "demo", d->key_dir_line,
+			    d->name, d->key_dir);
+			return VEP_ERR_PERM;
+		}
+	}
+	if (stat(cfg->state_dir, &st) == 0 && (!S_ISDIR(st.st_mode) || (st.st_mode & 077) != 0)) {
+		snprintf(err, errlen, "%s: key 'state_dir': '%s' must be a directory with mode 0700",
+		    cfg->path != NULL ? cfg->path : "demo", cfg->state_dir);
+		return VEP_ERR_PERM;
+	}
+	return VEP_OK;
+}
+
+/* Loads the configuration (file or demo) and applies command-line
+ * overrides. Returns 0 or EXIT_CONFIG after printing why. */
+static int
+load_config(const struct options *o, struct config **cfg)
+{
+	char err[1024], *abs = NULL, cwd[4096];
+	int rc;
+
+	if (o->demo)
+		rc = demo_config(o->state, cfg, err, sizeof(err));
+	else
+		rc = config_load(o->config, cfg, err, sizeof(err));
+	if (rc == 0 && o->listen != NULL)
+		rc = config_set(*cfg, "--listen", "listen", o->listen, err, sizeof(err));
+	if (rc == 0 && o->state != NULL && !o->demo) {
+		/* On the command line, relative means relative to here. */
+		if (o->state[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL &&
+		    asprintf(&abs, "%s/%s", cwd, o->state) < 0)
+			abs = NULL;
+		rc = config_set(*cfg, "--state", "state_dir", abs != NULL ? abs : o->state,
+		    err, sizeof(err));
+		free(abs);
+	}
+	if (rc != 0) {
+		fprintf(stderr, "vep-authority: %s\n", err);
+		config_free(*cfg);
+		*cfg = NULL;
+		return EXIT_CONFIG;
+	}
+	return 0;
+}
+
+static void
+on_stop(evutil_socket_t sig, short what, void *arg)
+{
+	struct authority *a = arg;
+
+	log_info(&a->log, "signal %d: shutting down", (int)sig);
+	event_base_loopexit(a->base, NULL);
+}
+
+static void
+on_reload(evutil_socket_t sig, short what, void *arg)
+{
+	struct authority *a = arg;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < a->domains->n; i++) {
+		struct domain *d = &a->domains->v[i];
+		if ((rc = domain_reload(d)) != 0)
+			log_error(&a->log, "reload %s: %s (still serving the old keys)",
+			    d->cfg->name, vep_strerror(rc));
+		else
+			log_info(&a->log, "reload %s: keys loaded", d->cfg->name);
+	}
+}
+
+/* What each signal does: stop cleanly, or reload keys after a rotation. */
+static const struct {
+	int signo;
+	event_callback_fn cb;
+} signal_table[] = {
+	{ SIGTERM, on_stop },
+	{ SIGINT, on_stop },
+	{ SIGHUP, on_reload },
+};
+
+#define NSIGNALS (sizeof(signal_table) / sizeof(signal_table[0]))
+
+int
+main(int argc, char **argv)
+{
+	struct authority a;
+	struct event *sigev[NSIGNALS] = { NULL };
+	struct options o;
+	char err[1024];
+	size_t i;
+	int status = EXIT_RUNTIME;
+
+	memset(&a, 0, sizeof(a));
+	log_init(&a.log, LOGL_INFO, stderr);
+	if ((status = parse_options(argc, argv, &o)) != 0)
+		return status;
+	if (o.list_keys) {
+		config_print_keys(stdout);
+		return 0;
+	}
+	/* A client that goes away mid-write must not kill the server. */
+	signal(SIGPIPE, SIG_IGN);
+	status = EXIT_CONFIG;
+	if (load_config(&o, &a.cfg) != 0)
+		goto out;
+	a.demo = o.demo;
+	a.log.level = (enum log_level)a.cfg->log_level;
+	if (router_self_check() != 0) {
+		log_error(&a.log, "a route requires a check that does not exist");
+		status = EXIT_RUNTIME;
+		goto out;
+	}
+	if (domain_set_load(a.cfg, &a.domains, err, sizeof(err)) != 0 ||
+	    check_permissions(a.cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "vep-authority: %s\n", err);
+		goto out;
+	}
+	if (o.check) {
+		printf("configuration OK\n");
+		status = 0;
+		goto out;
+	}
+	status = EXIT_RUNTIME;
+	if ((a.base = event_base_new()) == NULL) {
+		log_error(&a.log, "cannot create the event loop");
+		goto out;
+	}
+	if (server_new(&a, &a.server) != 0)
+		goto out;
+	for (i = 0; i < NSIGNALS; i++) {
+		sigev[i] = evsignal_new(a.base, signal_table[i].signo, signal_table[i].cb, &a);
+		if (sigev[i] == NULL || evsignal_add(sigev[i], NULL) != 0) {
+			log_error(&a.log, "cannot install signal handlers");
+			goto out;
+		}
+	}
+	/* The one line scripts and tests wait for: the real bound port. */
+	printf("listening on http://%s\n", server_address(a.server));
+	fflush(stdout);
+	log_info(&a.log, "listening on http://%s (%zu domain%s)", server_address(a.server),
+	    a.domains->n, a.domains->n == 1 ? "" : "s");
+	if (a.demo && demo_start(&a) != 0)
+		goto out;
+	if (event_base_dispatch(a.base) != 0) {
+		log_error(&a.log, "event loop failed");
+		goto out;
+	}
+	status = 0;
+	log_info(&a.log, "stopped");
+out:
+	if (a.demo)
+		demo_stop(&a);
+	for (i = 0; i < NSIGNALS; i++)
+		if (sigev[i] != NULL)
+			event_free(sigev[i]);
+	server_free(a.server);
+	if (a.base != NULL)
+		event_base_free(a.base);
+	domain_set_free(a.domains);
+	config_free(a.cfg);
+	return status;
+}

@@ -1,0 +1,674 @@
+/*
+ * pam_client.c - the event-loop side of PAM sign-in (contract in
+ * pam_client.h).
+ *
+ * Owns: the helper's lifecycle (spawn over a socketpair, death noticed as
+ * EOF, SIGKILL + non-blocking reaping, respawn with backoff), the request
+ * table (ids, backstop timers, cancellation) and the wire to the helper.
+ *
+ * Must never: block the loop (writes are non-blocking through a queue, the
+ * dead helper is reaped by polling waitpid with WNOHANG), call a callback
+ * from inside pam_client_start, or leave a password in memory it frees:
+ * request frames and the output queue are wiped as they drain.
+ */
+#include "pam_client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "err.h"
+#include "ipc.h"
+#include "secmem.h"
+
+/* File name of the helper, looked up next to the running executable. */
+#define PAM_CLIENT_HELPER_NAME "vep-pam-helper"
+/* Longest path of the running executable we resolve, in bytes (Linux's
+ * PATH_MAX; <limits.h> is shadowed by authority/limits.h here). */
+#define PAM_CLIENT_EXE_PATH_MAX 4096
+
+extern char **environ;
+
+struct pam_req {
+	TAILQ_ENTRY(pam_req) link;
+	struct pam_client *pc;
+	uint64_t id;
+	pam_client_cb cb;
+	void *arg;
+	struct event *timer;     /* backstop, or "deliver local_outcome now" */
+	int local_outcome;       /* -1, or an outcome decided without the helper */
+	int sent;                /* handed to the current helper */
+	struct ipc_buf frame;    /* AUTH frame while not yet sent; wiped */
+};
+
+TAILQ_HEAD(pam_req_list, pam_req);
+
+struct pam_client {
+	struct event_base *base;
+	char *helper_path;
+	char *service;
+	char **extra_env;        /* NULL-terminated copies */
+	uint32_t deadline_ms;
+	uint32_t max_workers;
+	uint32_t min_uid;
+
+	pid_t pid;               /* running helper, 0 when down */
+	int fd;
+	struct event *ev_read;
+	struct event *ev_write;
+	struct ipc_buf in;
+	struct ipc_buf out;
+
+	struct event *ev_respawn;
+	uint32_t backoff_ms;
+	pid_t zombie;            /* killed helper not reaped yet, 0 if none */
+	struct event *ev_reap;
+
+	struct pam_req_list reqs;
+	size_t npending;         /* requests that need the helper */
+	uint64_t next_id;
+};
+
+static void helper_lost(struct pam_client *pc);
+static int helper_spawn(struct pam_client *pc);
+
+static void req_free(struct pam_req *r)
+{
+	if (r == NULL)
+		return;
+	if (r->timer)
+		event_free(r->timer);
+	ipc_buf_clear(&r->frame);
+	vep_memzero(r, sizeof(*r));
+	free(r);
+}
+
+/* Removes r and calls its callback; r is gone afterwards. */
+static void deliver(struct pam_req *r, enum pam_outcome outcome, uint32_t delay_us)
+{
+	struct pam_client *pc = r->pc;
+	struct pam_client_result res = {
+		.id = r->id, .outcome = outcome, .pam_delay_us = delay_us,
+	};
+	pam_client_cb cb = r->cb;
+	void *arg = r->arg;
+
+	TAILQ_REMOVE(&pc->reqs, r, link);
+	if (r->local_outcome < 0)
+		pc->npending--;
+	req_free(r);
+	cb(&res, arg);
+}
+
+static struct pam_req *find_req(struct pam_client *pc, uint64_t id)
+{
+	struct pam_req *r;
+
+	TAILQ_FOREACH(r, &pc->reqs, link)
+		if (r->id == id)
+			return r;
+	return NULL;
+}
+
+static void req_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pam_req *r = arg;
+
+	(void)fd;
+	(void)what;
+	/* Either an outcome decided at start (BUSY) delivered from the loop,
+	 * or the backstop: the helper did not answer in deadline + slack. */
+	deliver(r, r->local_outcome >= 0 ? (enum pam_outcome)r->local_outcome :
+	    PAM_OUTCOME_TIMEOUT, 0);
+}
+
+static void ms_to_tv(uint32_t ms, struct timeval *tv)
+{
+	tv->tv_sec = ms / 1000;
+	tv->tv_usec = (suseconds_t)(ms % 1000) * 1000;
+}
+
+static void want_write(struct pam_client *pc)
+{
+	if (pc->pid != 0 && pc->ev_write != NULL && pc->out.len > 0)
+		event_add(pc->ev_write, NULL);
+}
+
+/* Moves r's frame into the output queue of the running helper. */
+static int send_req(struct pam_client *pc, struct pam_req *r)
+{
+	int rc;
+
+	rc = ipc_buf_append(&pc->out, r->frame.data, r->frame.len);
+	if (rc != VEP_OK)
+		return rc;
+	ipc_buf_clear(&r->frame);
+	r->sent = 1;
+	want_write(pc);
+	return VEP_OK;
+}
+
+static void send_unsent(struct pam_client *pc)
+{
+	struct pam_req *r;
+
+	TAILQ_FOREACH(r, &pc->reqs, link)
+		if (!r->sent && r->local_outcome < 0 && send_req(pc, r) != VEP_OK)
+			break;   /* out of memory: the backstop will answer */
+}
+
+static void handle_result(struct pam_client *pc, const struct ipc_msg *m)
+{
+	struct pam_req *r;
+	uint64_t id;
+	uint32_t outcome, delay_us = 0;
+
+	if (ipc_msg_get_u64(m, PAMP_TAG_ID, &id) != VEP_OK ||
+	    ipc_msg_get_u32(m, PAMP_TAG_OUTCOME, &outcome) != VEP_OK ||
+	    outcome >= PAM_OUTCOME_COUNT)
+		return;
+	(void)ipc_msg_get_u32(m, PAMP_TAG_DELAY_US, &delay_us);
+	/* The helper answers: it is healthy, so the next death starts the
+	 * backoff from the bottom again. */
+	pc->backoff_ms = PAM_CLIENT_RESPAWN_MIN_MS;
+	r = find_req(pc, id);
+	if (r == NULL || !r->sent)
+		return;   /* cancelled, or answered by the backstop */
+	deliver(r, (enum pam_outcome)outcome, delay_us);
+}
+
+static void read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pam_client *pc = arg;
+	struct ipc_msg *m = NULL;
+	int eof = 0, rc;
+
+	(void)what;
+	rc = ipc_buf_read_fd(&pc->in, fd, &eof);
+	while (rc == VEP_OK) {
+		rc = ipc_take_msg(&pc->in, &m);
+		if (rc != VEP_OK || m == NULL)
+			break;
+		if (ipc_msg_type(m) == PAMP_MSG_RESULT)
+			handle_result(pc, m);
+		else
+			rc = VEP_ERR_INVALID;
+		ipc_msg_free(m);
+		m = NULL;
+	}
+	if (rc != VEP_OK || eof)
+		helper_lost(pc);
+}
+
+static void write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pam_client *pc = arg;
+
+	(void)what;
+	if (ipc_buf_write_fd(&pc->out, fd) != VEP_OK) {
+		helper_lost(pc);
+		return;
+	}
+	if (pc->out.len == 0)
+		event_del(pc->ev_write);
+}
+
+static void reap_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pam_client *pc = arg;
+	pid_t got;
+
+	(void)fd;
+	(void)what;
+	if (pc->zombie == 0) {
+		event_del(pc->ev_reap);
+		return;
+	}
+	got = waitpid(pc->zombie, NULL, WNOHANG);
+	if (got == pc->zombie || (got < 0 && errno == ECHILD)) {
+		pc->zombie = 0;
+		event_del(pc->ev_reap);
+	}
+}
+
+static void respawn_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pam_client *pc = arg;
+	struct timeval tv;
+
+	(void)fd;
+	(void)what;
+	if (pc->pid != 0 || helper_spawn(pc) == VEP_OK)
+		return;
+	ms_to_tv(pc->backoff_ms, &tv);
+	pc->backoff_ms = pc->backoff_ms * 2 > PAM_CLIENT_RESPAWN_MAX_MS ?
+	    PAM_CLIENT_RESPAWN_MAX_MS : pc->backoff_ms * 2;
+	event_add(pc->ev_respawn, &tv);
+}
+
+static void close_channel(struct pam_client *pc)
+{
+	if (pc->ev_read) {
+		event_free(pc->ev_read);
+		pc->ev_read = NULL;
+	}
+	if (pc->ev_write) {
+		event_free(pc->ev_write);
+		pc->ev_write = NULL;
+	}
+	if (pc->fd >= 0)
+		close(pc->fd);
+	pc->fd = -1;
+	ipc_buf_clear(&pc->in);
+	ipc_buf_clear(&pc->out);
+}
+
+/* The helper is gone or misbehaved: kill it, fail what it held, respawn. */
+static void helper_lost(struct pam_client *pc)
+{
+	struct pam_req *r;
+	struct timeval tv;
+
+	close_channel(pc);
+	if (pc->pid != 0) {
+		kill(pc->pid, SIGKILL);
+		/* Two deaths within a reap interval: the older one was
+		 * SIGKILLed long enough ago for this wait to be immediate. */
+		if (pc->zombie != 0)
+			waitpid(pc->zombie, NULL, 0);
+		pc->zombie = pc->pid;
+		pc->pid = 0;
+		ms_to_tv(PAM_CLIENT_REAP_POLL_MS, &tv);
+		event_add(pc->ev_reap, &tv);
+	}
+	/* Unsent requests stay queued for the next helper. Callbacks may
+	 * start new requests; those are unsent, so the scan ends. */
+	for (;;) {
+		TAILQ_FOREACH(r, &pc->reqs, link)
+			if (r->sent)
+				break;
+		if (r == NULL)
+			break;
+		deliver(r, PAM_OUTCOME_ERROR, 0);
+	}
+	if (!event_pending(pc->ev_respawn, EV_TIMEOUT, NULL)) {
+		ms_to_tv(pc->backoff_ms, &tv);
+		event_add(pc->ev_respawn, &tv);
+		pc->backoff_ms = pc->backoff_ms * 2 > PAM_CLIENT_RESPAWN_MAX_MS ?
+		    PAM_CLIENT_RESPAWN_MAX_MS : pc->backoff_ms * 2;
+	}
+}
+
+static int env_overridden(const struct pam_client *pc, const char *entry)
+{
+	size_t i, n;
+
+	for (i = 0; pc->extra_env && pc->extra_env[i]; i++) {
+		n = strcspn(pc->extra_env[i], "=");
+		if (strncmp(entry, pc->extra_env[i], n) == 0 && entry[n] == '=')
+			return 1;
+	}
+	return 0;
+}
+
+/* The helper's environment: ours minus names in extra_env, plus extra_env.
+ * Strings are borrowed; only the array is new. Built before fork() because
+ * the child may only call async-signal-safe functions. */
+static char **build_env(const struct pam_client *pc)
+{
+	size_t n = 0, i, k = 0;
+	char **env;
+
+	for (i = 0; environ && environ[i]; i++)
+		n++;
+	for (i = 0; pc->extra_env && pc->extra_env[i]; i++)
+		n++;
+	env = calloc(n + 1, sizeof(*env));
+	if (env == NULL)
+		return NULL;
+	for (i = 0; environ && environ[i]; i++)
+		if (!env_overridden(pc, environ[i]))
+			env[k++] = environ[i];
+	for (i = 0; pc->extra_env && pc->extra_env[i]; i++)
+		env[k++] = pc->extra_env[i];
+	env[k] = NULL;
+	return env;
+}
+
+static int queue_config(struct pam_client *pc)
+{
+	struct ipc_msg *m;
+	int rc = VEP_ERR_NOMEM;
+
+	m = ipc_msg_new(PAMP_MSG_CONFIG);
+	if (m == NULL)
+		goto out;
+	if ((rc = ipc_msg_put_str(m, PAMP_TAG_SERVICE, pc->service)) != VEP_OK ||
+	    (rc = ipc_msg_put_u32(m, PAMP_TAG_DEADLINE_MS, pc->deadline_ms)) != VEP_OK ||
+	    (rc = ipc_msg_put_u32(m, PAMP_TAG_MAX_WORKERS, pc->max_workers)) != VEP_OK ||
+	    (rc = ipc_msg_put_u32(m, PAMP_TAG_MIN_UID, pc->min_uid)) != VEP_OK)
+		goto out;
+	rc = ipc_msg_append_frame(m, &pc->out);
+out:
+	ipc_msg_free(m);
+	return rc;
+}
+
+static int helper_spawn(struct pam_client *pc)
+{
+	char *const argv[] = { (char *)PAM_CLIENT_HELPER_NAME, NULL };
+	char **env = NULL;
+	int sv[2] = { -1, -1 }, devnull = -1;
+	pid_t pid;
+	int rc = VEP_ERR_IO;
+
+	env = build_env(pc);
+	if (env == NULL) {
+		rc = VEP_ERR_NOMEM;
+		goto out;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		goto out;
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (devnull < 0)
+		goto out;
+	pid = fork();
+	if (pid < 0)
+		goto out;
+	if (pid == 0) {
+		sigset_t none;
+
+		/* Async-signal-safe calls only from here to execve. */
+		dup2(devnull, STDIN_FILENO);
+		if (sv[1] == PAMP_HELPER_FD)
+			fcntl(sv[1], F_SETFD, 0);
+		else
+			dup2(sv[1], PAMP_HELPER_FD);
+		/* Everything else is the authority's (listening sockets, the
+		 * database): the helper gets none of it, CLOEXEC or not. */
+		close_range(PAMP_HELPER_FD + 1, ~0u, 0);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGCHLD, SIG_DFL);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execve(pc->helper_path, argv, env);
+		_exit(127);
+	}
+	close(sv[1]);
+	sv[1] = -1;
+	pc->fd = sv[0];
+	sv[0] = -1;
+	pc->pid = pid;
+	if (evutil_make_socket_nonblocking(pc->fd) != 0)
+		goto lost;
+	pc->ev_read = event_new(pc->base, pc->fd, EV_READ | EV_PERSIST, read_cb, pc);
+	pc->ev_write = event_new(pc->base, pc->fd, EV_WRITE | EV_PERSIST, write_cb, pc);
+	if (pc->ev_read == NULL || pc->ev_write == NULL ||
+	    event_add(pc->ev_read, NULL) != 0 || queue_config(pc) != VEP_OK)
+		goto lost;
+	send_unsent(pc);
+	want_write(pc);
+	rc = VEP_OK;
+	goto out;
+lost:
+	/* Counted as a death: backoff and respawn as for a crash. */
+	helper_lost(pc);
+	rc = VEP_OK;
+out:
+	if (sv[0] >= 0)
+		close(sv[0]);
+	if (sv[1] >= 0)
+		close(sv[1]);
+	if (devnull >= 0)
+		close(devnull);
+	free(env);
+	return rc;
+}
+
+void pam_client_config_init(struct pam_client_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->service = PAMP_SERVICE_DEFAULT;
+	c->deadline_ms = PAMP_DEADLINE_MS_DEFAULT;
+	c->max_workers = PAMP_MAX_WORKERS_DEFAULT;
+	c->min_uid = PAMP_MIN_UID_DEFAULT;
+}
+
+/* "vep-pam-helper" in the directory of the running executable. */
+static char *default_helper_path(void)
+{
+	char exe[PAM_CLIENT_EXE_PATH_MAX];
+	ssize_t n;
+	char *slash, *path;
+	size_t len;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash == NULL)
+		return NULL;
+	slash[1] = '\0';
+	len = strlen(exe) + sizeof(PAM_CLIENT_HELPER_NAME);
+	path = malloc(len);
+	if (path != NULL)
+		snprintf(path, len, "%s%s", exe, PAM_CLIENT_HELPER_NAME);
+	return path;
+}
+
+static int copy_env(struct pam_client *pc, const char *const *extra)
+{
+	size_t n = 0, i;
+
+	while (extra && extra[n])
+		n++;
+	pc->extra_env = calloc(n + 1, sizeof(*pc->extra_env));
+	if (pc->extra_env == NULL)
+		return VEP_ERR_NOMEM;
+	for (i = 0; i < n; i++) {
+		if (strchr(extra[i], '=') == NULL)
+			return VEP_ERR_ARG;
+		pc->extra_env[i] = strdup(extra[i]);
+		if (pc->extra_env[i] == NULL)
+			return VEP_ERR_NOMEM;
+	}
+	return VEP_OK;
+}
+
+int pam_client_new(struct event_base *base, const struct pam_client_config *cfg,
+    struct pam_client **out)
+{
+	struct pam_client *pc = NULL;
+	int rc = VEP_ERR_ARG;
+
+	*out = NULL;
+	if (base == NULL || cfg == NULL || cfg->service == NULL ||
+	    cfg->service[0] == '\0' || strlen(cfg->service) > PAMP_SERVICE_MAX_BYTES ||
+	    strchr(cfg->service, '/') != NULL ||
+	    cfg->deadline_ms < PAMP_DEADLINE_MS_MIN || cfg->deadline_ms > PAMP_DEADLINE_MS_MAX ||
+	    cfg->max_workers < 1 || cfg->max_workers > PAMP_MAX_WORKERS_MAX)
+		goto out;
+	rc = VEP_ERR_NOMEM;
+	pc = calloc(1, sizeof(*pc));
+	if (pc == NULL)
+		goto out;
+	TAILQ_INIT(&pc->reqs);
+	pc->fd = -1;
+	pc->base = base;
+	pc->deadline_ms = cfg->deadline_ms;
+	pc->max_workers = cfg->max_workers;
+	pc->min_uid = cfg->min_uid;
+	pc->backoff_ms = PAM_CLIENT_RESPAWN_MIN_MS;
+	pc->next_id = 1;
+	pc->service = strdup(cfg->service);
+	pc->helper_path = cfg->helper_path ? strdup(cfg->helper_path) : default_helper_path();
+	if (pc->service == NULL || pc->helper_path == NULL)
+		goto out;
+	rc = copy_env(pc, cfg->extra_env);
+	if (rc != VEP_OK)
+		goto out;
+	rc = VEP_ERR_NOMEM;
+	pc->ev_respawn = evtimer_new(base, respawn_cb, pc);
+	pc->ev_reap = event_new(base, -1, EV_PERSIST, reap_cb, pc);
+	if (pc->ev_respawn == NULL || pc->ev_reap == NULL)
+		goto out;
+	rc = VEP_ERR_IO;
+	if (access(pc->helper_path, X_OK) != 0)
+		goto out;
+	rc = helper_spawn(pc);
+	if (rc != VEP_OK)
+		goto out;
+	*out = pc;
+	pc = NULL;
+out:
+	pam_client_free(pc);
+	return rc;
+}
+
+int pam_client_start(struct pam_client *pc, const char *user,
+    const void *password, size_t pwlen, const char *rhost,
+    pam_client_cb cb, void *arg, uint64_t *id)
+{
+	struct pam_req *r = NULL;
+	struct ipc_msg *m = NULL;
+	struct timeval tv;
+	uint32_t wait_ms;
+	int rc;
+
+	*id = 0;
+	rc = VEP_ERR_ARG;
+	if (pc == NULL || user == NULL || (password == NULL && pwlen) || cb == NULL)
+		goto out;
+	rc = VEP_ERR_INVALID;
+	if (user[0] == '\0' || (pwlen && memchr(password, '\0', pwlen) != NULL))
+		goto out;
+	rc = VEP_ERR_TOOBIG;
+	if (strlen(user) > PAMP_USER_MAX_BYTES || pwlen > PAMP_PASSWORD_MAX_BYTES ||
+	    (rhost != NULL && strlen(rhost) > PAMP_RHOST_MAX_BYTES))
+		goto out;
+	rc = VEP_ERR_NOMEM;
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		goto out;
+	r->pc = pc;
+	r->id = pc->next_id++;
+	r->cb = cb;
+	r->arg = arg;
+	r->local_outcome = -1;
+	r->timer = evtimer_new(pc->base, req_timer_cb, r);
+	if (r->timer == NULL)
+		goto out;
+	wait_ms = pc->deadline_ms + PAM_CLIENT_BACKSTOP_SLACK_MS;
+	if (pc->npending >= (size_t)pc->max_workers * PAM_CLIENT_PENDING_PER_WORKER) {
+		/* Answered from the loop, not from here: callers never see
+		 * their callback run inside their own call. */
+		r->local_outcome = PAM_OUTCOME_BUSY;
+		wait_ms = 0;
+	} else {
+		m = ipc_msg_new(PAMP_MSG_AUTH);
+		if (m == NULL)
+			goto out;
+		if ((rc = ipc_msg_put_u64(m, PAMP_TAG_ID, r->id)) != VEP_OK ||
+		    (rc = ipc_msg_put_str(m, PAMP_TAG_USER, user)) != VEP_OK ||
+		    (rc = ipc_msg_put(m, PAMP_TAG_PASSWORD, password, pwlen)) != VEP_OK ||
+		    (rhost != NULL &&
+		     (rc = ipc_msg_put_str(m, PAMP_TAG_RHOST, rhost)) != VEP_OK) ||
+		    (rc = ipc_msg_append_frame(m, &r->frame)) != VEP_OK)
+			goto out;
+	}
+	ms_to_tv(wait_ms, &tv);
+	rc = VEP_ERR_NOMEM;
+	if (evtimer_add(r->timer, &tv) != 0)
+		goto out;
+	TAILQ_INSERT_TAIL(&pc->reqs, r, link);
+	if (r->local_outcome < 0) {
+		pc->npending++;
+		if (pc->pid != 0)
+			(void)send_req(pc, r);   /* on failure it waits for a respawn or the backstop */
+	}
+	*id = r->id;
+	r = NULL;
+	rc = VEP_OK;
+out:
+	ipc_msg_free(m);
+	req_free(r);
+	return rc;
+}
+
+int pam_client_cancel(struct pam_client *pc, uint64_t id)
+{
+	struct pam_req *r;
+
+	if (pc == NULL || (r = find_req(pc, id)) == NULL)
+		return VEP_ERR_INVALID;
+	TAILQ_REMOVE(&pc->reqs, r, link);
+	if (r->local_outcome < 0)
+		pc->npending--;
+	req_free(r);
+	return VEP_OK;
+}
+
+pid_t pam_client_helper_pid(const struct pam_client *pc)
+{
+	return pc ? pc->pid : 0;
+}
+
+/* EOF on its socket makes the helper kill its workers and exit; give it
+ * PAM_CLIENT_STOP_GRACE_MS, then SIGKILL (its workers follow through
+ * PR_SET_PDEATHSIG). */
+static void stop_helper(pid_t pid)
+{
+	const struct timespec step = { 0, 10 * 1000 * 1000 };
+	uint32_t waited_ms = 0;
+
+	while (waitpid(pid, NULL, WNOHANG) == 0) {
+		if (waited_ms >= PAM_CLIENT_STOP_GRACE_MS) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			return;
+		}
+		nanosleep(&step, NULL);
+		waited_ms += 10;
+	}
+}
+
+void pam_client_free(struct pam_client *pc)
+{
+	struct pam_req *r;
+	size_t i;
+
+	if (pc == NULL)
+		return;
+	while ((r = TAILQ_FIRST(&pc->reqs)) != NULL) {
+		TAILQ_REMOVE(&pc->reqs, r, link);
+		req_free(r);
+	}
+	close_channel(pc);
+	if (pc->pid != 0)
+		stop_helper(pc->pid);
+	if (pc->zombie != 0)
+		waitpid(pc->zombie, NULL, 0);
+	if (pc->ev_respawn)
+		event_free(pc->ev_respawn);
+	if (pc->ev_reap)
+		event_free(pc->ev_reap);
+	for (i = 0; pc->extra_env && pc->extra_env[i]; i++)
+		free(pc->extra_env[i]);
+	free(pc->extra_env);
+	free(pc->service);
+	free(pc->helper_path);
+	free(pc);
+}

@@ -1,0 +1,110 @@
+/*
+ * pam_client.h - the event-loop side of PAM sign-in: asynchronous password
+ * checks answered by vep-pam-helper, a separate process.
+ *
+ * Owns: spawning the helper (fork + exec over a socketpair), noticing its
+ * death and respawning it with backoff, request ids, a backstop timer per
+ * request, and cancellation. Results arrive later through a callback, never
+ * from inside pam_client_start.
+ *
+ * Must never: block the loop (no waiting on the helper, no sleep), include
+ * PAM headers, log or keep a password longer than it takes to hand it to
+ * the helper (buffers are wiped), or decide HTTP answers: it reports an
+ * outcome and PAM's requested fail delay; faildelay.h turns failures into a
+ * timer and the login handler maps outcomes to statuses.
+ */
+#ifndef VEP_PAM_CLIENT_H
+#define VEP_PAM_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pam_proto.h"
+
+struct event_base;
+struct pam_client;
+
+/* Extra time the loop gives the helper beyond the PAM deadline before its
+ * own backstop answers TIMEOUT, in milliseconds. */
+#define PAM_CLIENT_BACKSTOP_SLACK_MS 2000u
+/* Helper respawn backoff: first delay and ceiling, in milliseconds; the delay
+ * doubles after each death and resets once the helper answers. */
+#define PAM_CLIENT_RESPAWN_MIN_MS 50u
+#define PAM_CLIENT_RESPAWN_MAX_MS 5000u
+/* Interval at which a dead helper is polled for reaping, in milliseconds
+ * (waitpid with WNOHANG: the loop never waits for a child). */
+#define PAM_CLIENT_REAP_POLL_MS 10u
+/* How long pam_client_free lets the helper end by itself after closing its
+ * socket (it kills its workers and exits; pam_wrapper and friends clean up
+ * in their destructors) before SIGKILL, in milliseconds. Shutdown only. */
+#define PAM_CLIENT_STOP_GRACE_MS 1000u
+/* Requests in flight or queued, per allowed worker; beyond it BUSY at once. */
+#define PAM_CLIENT_PENDING_PER_WORKER 4u
+
+struct pam_client_config {
+	/* Path of vep-pam-helper; NULL: "vep-pam-helper" in the directory of
+	 * /proc/self/exe. */
+	const char *helper_path;
+	/* NULL-terminated "NAME=value" strings added to (and overriding) the
+	 * helper's inherited environment, e.g. LD_PRELOAD for pam_wrapper.
+	 * Borrowed: copied by pam_client_new. May be NULL. */
+	const char *const *extra_env;
+	const char *service;     /* PAM service name */
+	uint32_t deadline_ms;    /* per attempt */
+	uint32_t max_workers;    /* concurrent attempts in the helper */
+	uint32_t min_uid;        /* lowest UID allowed; 0 disables the check */
+};
+
+/* What the callback receives. */
+struct pam_client_result {
+	uint64_t id;
+	enum pam_outcome outcome;
+	uint32_t pam_delay_us;   /* PAM_FAIL_DELAY requested by modules, 0 if none */
+};
+
+/* Called exactly once per started request unless it was cancelled; r is
+ * borrowed for the call. The callback may start or cancel requests but must
+ * not free the client. */
+typedef void (*pam_client_cb)(const struct pam_client_result *r, void *arg);
+
+/* Fills c with the defaults: helper next to the executable, service
+ * PAMP_SERVICE_DEFAULT, PAMP_DEADLINE_MS_DEFAULT, PAMP_MAX_WORKERS_DEFAULT,
+ * PAMP_MIN_UID_DEFAULT, no extra environment. */
+void pam_client_config_init(struct pam_client_config *c);
+
+/* Creates a client on base and spawns the helper. Returns 0 with *out set,
+ * VEP_ERR_ARG (values outside PAMP_* ranges, service name empty, too long or
+ * with '/'), VEP_ERR_IO (helper path not executable, spawn failed) or
+ * VEP_ERR_NOMEM. */
+int pam_client_new(struct event_base *base, const struct pam_client_config *cfg,
+    struct pam_client **out);
+
+/* Starts one attempt: user (NUL-terminated, at most PAMP_USER_MAX_BYTES),
+ * password (pwlen bytes, passed byte for byte, at most
+ * PAMP_PASSWORD_MAX_BYTES, no NUL inside: PAM cannot carry one), rhost
+ * (client address for PAM_RHOST, may be NULL). The password is copied into
+ * a wiped buffer; the caller keeps and wipes its own. On 0 *id is the
+ * request id and cb will be called once later (BUSY when more than
+ * max_workers * PAM_CLIENT_PENDING_PER_WORKER requests are pending). Returns
+ * VEP_ERR_INVALID (empty user, NUL in password), VEP_ERR_TOOBIG (a field over
+ * its limit) or VEP_ERR_NOMEM, and then cb is never called. */
+int pam_client_start(struct pam_client *pc, const char *user,
+    const void *password, size_t pwlen, const char *rhost,
+    pam_client_cb cb, void *arg, uint64_t *id);
+
+/* Drops request id (its HTTP client went away): the callback will not be
+ * called and a late result is discarded. Returns 0 or VEP_ERR_INVALID when
+ * no such request is pending (already answered or never started). */
+int pam_client_cancel(struct pam_client *pc, uint64_t id);
+
+/* Pid of the running helper, 0 while it is down. For logs and tests. */
+pid_t pam_client_helper_pid(const struct pam_client *pc);
+
+/* Stops the helper (closing its socket; SIGKILL after
+ * PAM_CLIENT_STOP_GRACE_MS; its workers die with it), reaps it and frees
+ * everything; pending callbacks are not called. Waits, so call it at
+ * shutdown, not from a busy loop. NULL-safe. */
+void pam_client_free(struct pam_client *pc);
+
+#endif

@@ -1,0 +1,460 @@
+/*
+ * req.c - per-request state, request-target decoding and all replies.
+ *
+ * Owns the evhttp request object from arrival to the one reply, the common
+ * response headers, the access log line and the one error->status table.
+ * Must never free an evhttp request (libevent does, after the reply) and
+ * never reply twice: every reply function ends by freeing the struct req.
+ */
+#include "req.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "authority.h"
+#include "err.h"
+#include "etag.h"
+#include "authority_limits.h"
+#include "log.h"
+
+/* The one error table: status and the public message of every error. The
+ * messages are fixed strings, never input or internals. */
+static const struct {
+	int status;
+	const char *message;
+} req_errors[REQ_ERR_COUNT] = {
+	[REQ_ERR_BAD_REQUEST] = { 400, "bad request" },
+	[REQ_ERR_BAD_TARGET] = { 400, "malformed request target" },
+	[REQ_ERR_BAD_DOMAIN] = { 400, "invalid domain parameter" },
+	[REQ_ERR_BAD_HOST] = { 400, "invalid Host header" },
+	[REQ_ERR_BAD_RESOURCE] = { 400, "missing or malformed resource" },
+	[REQ_ERR_UNAUTHORIZED] = { 401, "not signed in" },
+	[REQ_ERR_FORBIDDEN] = { 403, "forbidden" },
+	[REQ_ERR_NOT_FOUND] = { 404, "not found" },
+	[REQ_ERR_UNKNOWN_DOMAIN] = { 404, "domain not served here" },
+	[REQ_ERR_METHOD] = { 405, "method not allowed" },
+	[REQ_ERR_TOO_LARGE] = { 413, "request too large" },
+	[REQ_ERR_URI_TOO_LONG] = { 414, "request target too long" },
+	[REQ_ERR_MEDIA_TYPE] = { 415, "unsupported media type" },
+	[REQ_ERR_TOO_MANY] = { 429, "too many requests" },
+	[REQ_ERR_INTERNAL] = { 500, "internal error" },
+	[REQ_ERR_UNAVAILABLE] = { 503, "service unavailable" },
+};
+
+/* libevent's command types, our bits and names (also the Allow order). */
+static const struct {
+	enum evhttp_cmd_type ev;
+	unsigned bit;
+	const char *name;
+} req_methods[] = {
+	{ EVHTTP_REQ_GET, REQ_M_GET, "GET" },
+	{ EVHTTP_REQ_HEAD, REQ_M_HEAD, "HEAD" },
+	{ EVHTTP_REQ_POST, REQ_M_POST, "POST" },
+	{ EVHTTP_REQ_PUT, REQ_M_PUT, "PUT" },
+	{ EVHTTP_REQ_DELETE, REQ_M_DELETE, "DELETE" },
+	{ EVHTTP_REQ_OPTIONS, REQ_M_OPTIONS, "OPTIONS" },
+	{ EVHTTP_REQ_TRACE, REQ_M_TRACE, "TRACE" },
+	{ EVHTTP_REQ_CONNECT, REQ_M_CONNECT, "CONNECT" },
+	{ EVHTTP_REQ_PATCH, REQ_M_PATCH, "PATCH" },
+};
+
+#define NMETHODS (sizeof(req_methods) / sizeof(req_methods[0]))
+
+/* VEP_ERR_* codes that are the client's fault; anything else is ours. */
+static const struct {
+	int vep;
+	enum req_error e;
+} vep_errors[] = {
+	{ VEP_ERR_INVALID, REQ_ERR_BAD_REQUEST },
+	{ VEP_ERR_TOOBIG, REQ_ERR_TOO_LARGE },
+	{ VEP_ERR_ALG, REQ_ERR_BAD_REQUEST },
+	{ VEP_ERR_KEYSIZE, REQ_ERR_BAD_REQUEST },
+	{ VEP_ERR_KEY, REQ_ERR_BAD_REQUEST },
+	{ VEP_ERR_EMAIL, REQ_ERR_BAD_REQUEST },
+	{ VEP_ERR_TIME, REQ_ERR_BAD_REQUEST },
+	{ VEP_ERR_IO, REQ_ERR_UNAVAILABLE },
+};
+
+static const char default_csp[] = "default-src 'none'; frame-ancestors 'none'";
+
+enum req_error
+req_error_from_vep(int vep_err)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(vep_errors) / sizeof(vep_errors[0]); i++)
+		if (vep_errors[i].vep == vep_err)
+			return vep_errors[i].e;
+	return REQ_ERR_INTERNAL;
+}
+
+int
+req_error_status(enum req_error e)
+{
+	if ((unsigned)e >= REQ_ERR_COUNT)
+		e = REQ_ERR_INTERNAL;
+	return req_errors[e].status;
+}
+
+struct req *
+req_new(struct authority *a, struct evhttp_request *ev)
+{
+	struct req *r;
+	size_t i;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		log_error(&a->log, "out of memory for a request");
+		evhttp_send_error(ev, 500, NULL);
+		return NULL;
+	}
+	r->ev = ev;
+	r->a = a;
+	r->method_name = "?";
+	for (i = 0; i < NMETHODS; i++) {
+		if (req_methods[i].ev == evhttp_request_get_command(ev)) {
+			r->method = req_methods[i].bit;
+			r->method_name = req_methods[i].name;
+		}
+	}
+	r->target = evhttp_request_get_uri(ev);
+	if (r->target == NULL)
+		r->target = "";
+	clock_gettime(CLOCK_MONOTONIC, &r->start);
+	return r;
+}
+
+static void
+req_free(struct req *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nparams; i++) {
+		free(r->params[i].name);
+		free(r->params[i].value);
+	}
+	free(r->params);
+	free(r->path);
+	free(r);
+}
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int
+req_pct_decode(const char *s, size_t len, char **out)
+{
+	char *d;
+	size_t i, o = 0;
+	int hi, lo;
+
+	*out = NULL;
+	if ((d = malloc(len + 1)) == NULL)
+		return VEP_ERR_NOMEM;
+	for (i = 0; i < len; i++) {
+		if (s[i] != '%') {
+			d[o++] = s[i];
+			continue;
+		}
+		if (i + 2 >= len) {
+			free(d);
+			return VEP_ERR_INVALID;
+		}
+		hi = hexval((unsigned char)s[i + 1]);
+		lo = hi < 0 ? -1 : hexval((unsigned char)s[i + 2]);
+		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+			free(d);
+			return VEP_ERR_INVALID;
+		}
+		d[o++] = (char)(hi * 16 + lo);
+		i += 2;
+	}
+	d[o] = '\0';
+	*out = d;
+	return VEP_OK;
+}
+
+/* Adds one decoded name=value pair from raw bytes [s, s+len). */
+static enum req_error
+add_param(struct req *r, const char *s, size_t len)
+{
+	const char *eq = memchr(s, '=', len);
+	struct req_param *np, p = { NULL, NULL };
+	size_t nlen = eq != NULL ? (size_t)(eq - s) : len;
+
+	if (r->nparams >= LIMIT_QUERY_PARAMS)
+		return REQ_ERR_BAD_TARGET;
+	if (req_pct_decode(s, nlen, &p.name) != 0)
+		goto bad;
+	if (eq != NULL) {
+		if (req_pct_decode(eq + 1, len - nlen - 1, &p.value) != 0)
+			goto bad;
+	} else if ((p.value = strdup("")) == NULL) {
+		goto bad;
+	}
+	if ((np = realloc(r->params, (r->nparams + 1) * sizeof(*np))) == NULL)
+		goto bad;
+	r->params = np;
+	r->params[r->nparams++] = p;
+	return REQ_ERR_COUNT;
+bad:
+	free(p.name);
+	free(p.value);
+	/* An allocation failure here is reported as a bad target too: the
+	 * request is tiny (LIMIT_URI_BYTES), so only a broken host fails. */
+	return REQ_ERR_BAD_TARGET;
+}
+
+enum req_error
+req_parse_target(struct req *r)
+{
+	const char *t = r->target, *q, *s, *amp, *end;
+	size_t len = strlen(t), i;
+	enum req_error e;
+
+	if (len > LIMIT_URI_BYTES)
+		return REQ_ERR_URI_TOO_LONG;
+	/* Origin-form only ("/path?query"): absolute-form is for proxies,
+	 * and "*" is for OPTIONS, which nothing here serves. */
+	if (t[0] != '/')
+		return REQ_ERR_BAD_TARGET;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)t[i];
+		if (c <= 0x20 || c >= 0x7f || c == '#')
+			return REQ_ERR_BAD_TARGET;
+	}
+	q = strchr(t, '?');
+	end = q != NULL ? q : t + len;
+	/* An encoded slash would let "/a%2Fb" name what "/a/b" names without
+	 * looking like it; nothing legitimate needs one. */
+	for (s = t; s + 2 < end; s++)
+		if (s[0] == '%' && s[1] == '2' && (s[2] == 'f' || s[2] == 'F'))
+			return REQ_ERR_BAD_TARGET;
+	if (req_pct_decode(t, (size_t)(end - t), &r->path) != 0)
+		return REQ_ERR_BAD_TARGET;
+	if (q == NULL)
+		return REQ_ERR_COUNT;
+	for (s = q + 1; *s != '\0'; s = *amp != '\0' ? amp + 1 : amp) {
+		amp = strchr(s, '&');
+		if (amp == NULL)
+			amp = s + strlen(s);
+		if (amp == s)
+			continue; /* "a=1&&b=2": an empty pair carries nothing */
+		if ((e = add_param(r, s, (size_t)(amp - s))) != REQ_ERR_COUNT)
+			return e;
+	}
+	return REQ_ERR_COUNT;
+}
+
+const char *
+req_param(const struct req *r, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < r->nparams; i++)
+		if (strcmp(r->params[i].name, name) == 0)
+			return r->params[i].value;
+	return NULL;
+}
+
+size_t
+req_param_count(const struct req *r, const char *name)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nparams; i++)
+		if (strcmp(r->params[i].name, name) == 0)
+			n++;
+	return n;
+}
+
+const char *
+req_header(const struct req *r, const char *name)
+{
+	return evhttp_find_header(evhttp_request_get_input_headers(r->ev), name);
+}
+
+int
+req_host(const struct req *r, char *host, char *hostport, size_t hostlen, int *local)
+{
+	const char *h = req_header(r, "Host"), *port = NULL, *hend;
+	unsigned char addr[sizeof(struct in6_addr)];
+	size_t n, i;
+
+	host[0] = hostport[0] = '\0';
+	*local = 0;
+	if (h == NULL)
+		return 1;
+	if (strlen(h) >= hostlen)
+		return -1;
+	if (h[0] == '[') {
+		if ((hend = strchr(h, ']')) == NULL)
+			return -1;
+		n = (size_t)(hend - h - 1);
+		memcpy(host, h + 1, n);
+		host[n] = '\0';
+		if (inet_pton(AF_INET6, host, addr) != 1)
+			return -1;
+		*local = 1;
+		if (hend[1] == ':')
+			port = hend + 2;
+		else if (hend[1] != '\0')
+			return -1;
+	} else {
+		hend = strchr(h, ':');
+		n = hend != NULL ? (size_t)(hend - h) : strlen(h);
+		if (hend != NULL)
+			port = hend + 1;
+		if (n == 0)
+			return -1;
+		for (i = 0; i < n; i++) {
+			unsigned char c = (unsigned char)h[i];
+			if (!isalnum(c) && c != '.' && c != '-')
+				return -1;
+			host[i] = (char)tolower(c);
+		}
+		host[n] = '\0';
+		if (n > 1 && host[n - 1] == '.') /* the absolute form names the same host */
+			host[--n] = '\0';
+		if (inet_pton(AF_INET, host, addr) == 1 || strcmp(host, "localhost") == 0)
+			*local = 1;
+	}
+	if (port != NULL) {
+		n = strlen(port);
+		if (n == 0 || n > 5 || strspn(port, "0123456789") != n)
+			return -1;
+	}
+	for (i = 0; h[i] != '\0'; i++)
+		hostport[i] = (char)tolower((unsigned char)h[i]);
+	hostport[i] = '\0';
+	return 0;
+}
+
+int
+req_add_header(struct req *r, const char *name, const char *value)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(r->ev);
+
+	evhttp_remove_header(h, name);
+	return evhttp_add_header(h, name, value) == 0 ? VEP_OK : VEP_ERR_NOMEM;
+}
+
+static void
+access_log(const struct req *r, int status, size_t len)
+{
+	char path[LOG_ESCAPE_BUFSZ];
+	struct timespec now;
+	double ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (double)(now.tv_sec - r->start.tv_sec) * 1e3 +
+	    (double)(now.tv_nsec - r->start.tv_nsec) / 1e6;
+	/* The path only: the query may carry an address, which is the
+	 * user's business, not the log's. */
+	log_escape(path, sizeof(path), r->path != NULL ? r->path : r->target,
+	    r->path != NULL ? strlen(r->path) : strcspn(r->target, "?"));
+	log_info(&r->a->log, "%s \"%s\" %d %zu %.1fms", r->method_name, path, status, len, ms);
+}
+
+void
+req_reply(struct req *r, int status, const char *ctype, const char *body, size_t len,
+    unsigned flags)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(r->ev);
+	struct evbuffer *buf = NULL;
+	char num[64];
+
+	if (status != 304) {
+		evhttp_remove_header(h, "Content-Type");
+		evhttp_add_header(h, "Content-Type", ctype);
+		/* Set even for HEAD, where libevent sends no body and would
+		 * otherwise omit the length a GET would have. */
+		snprintf(num, sizeof(num), "%zu", len);
+		evhttp_remove_header(h, "Content-Length");
+		evhttp_add_header(h, "Content-Length", num);
+	}
+	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+	evhttp_add_header(h, "Referrer-Policy", "no-referrer");
+	if (evhttp_find_header(h, "Content-Security-Policy") == NULL)
+		evhttp_add_header(h, "Content-Security-Policy", default_csp);
+	if (flags & REQ_F_CACHE) {
+		snprintf(num, sizeof(num), "public, max-age=%ld", r->a->cfg->max_age_s);
+		evhttp_add_header(h, "Cache-Control", num);
+	} else {
+		evhttp_add_header(h, "Cache-Control", "no-store");
+	}
+	if (flags & REQ_F_CORS)
+		evhttp_add_header(h, "Access-Control-Allow-Origin", "*");
+	access_log(r, status, len);
+	if (status != 304 && r->method != REQ_M_HEAD && len > 0) {
+		if ((buf = evbuffer_new()) == NULL || evbuffer_add(buf, body, len) != 0) {
+			/* Nothing sent yet: the one reply becomes a bare 500. */
+			log_error(&r->a->log, "out of memory for a response body");
+			evbuffer_free(buf);
+			buf = NULL;
+			status = 500;
+			evhttp_remove_header(h, "Content-Length");
+			evhttp_add_header(h, "Content-Length", "0");
+		}
+	}
+	evhttp_send_reply(r->ev, status, NULL, buf);
+	if (buf != NULL)
+		evbuffer_free(buf);
+	req_free(r);
+}
+
+void
+req_reply_tagged(struct req *r, const char *ctype, const char *body, size_t len,
+    const char *etag, unsigned flags)
+{
+	int notmod = etag_none_match(req_header(r, "If-None-Match"), etag);
+
+	if (req_add_header(r, "ETag", etag) != 0) {
+		req_reply_error(r, REQ_ERR_INTERNAL);
+		return;
+	}
+	req_reply(r, notmod ? 304 : 200, ctype, body, notmod ? 0 : len, flags);
+}
+
+void
+req_reply_error(struct req *r, enum req_error e)
+{
+	char body[128];
+	int n;
+
+	if ((unsigned)e >= REQ_ERR_COUNT)
+		e = REQ_ERR_INTERNAL;
+	n = snprintf(body, sizeof(body), "{\"error\":\"%s\"}", req_errors[e].message);
+	req_reply(r, req_errors[e].status, "application/json", body, (size_t)n, 0);
+}
+
+void
+req_reply_method(struct req *r, unsigned allowed)
+{
+	char allow[128];
+	size_t i, o = 0;
+
+	allow[0] = '\0';
+	for (i = 0; i < NMETHODS; i++) {
+		if (allowed & req_methods[i].bit)
+			o += (size_t)snprintf(allow + o, sizeof(allow) - o, "%s%s",
+			    o ? ", " : "", req_methods[i].name);
+	}
+	req_add_header(r, "Allow", allow);
+	req_reply_error(r, REQ_ERR_METHOD);
+}

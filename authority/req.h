@@ -1,0 +1,149 @@
+/*
+ * req.h - one HTTP request as the handlers see it, and every way of
+ * answering it.
+ *
+ * Owns the evhttp request object (only req.c and server.c include libevent's
+ * HTTP headers), request-target parsing (strict percent-decoding), the
+ * common response headers and the ONE table mapping errors to statuses and
+ * public messages. Must never put internals (paths, library errors) in a
+ * response body: 5xx bodies say only "internal error" / "service
+ * unavailable"; details go to the log.
+ *
+ * Lifetime: server.c creates a struct req per request and hands it to the
+ * router. Every request is answered exactly once, by one req_reply* call,
+ * which also frees the struct req; after that call the handler must not
+ * touch it. A handler may return without answering and answer later from a
+ * callback (deferred, e.g. when PAM answers). If the client disconnects in
+ * between, libevent 2.1.12 keeps the request and frees it when we reply, so
+ * we still reply exactly once and never free it ourselves.
+ */
+#ifndef AUTHORITY_REQ_H
+#define AUTHORITY_REQ_H
+
+#include <stddef.h>
+#include <time.h>
+
+struct authority;
+struct domain;
+struct evhttp_request;
+
+/* Methods as a bit set, so a route can allow several. */
+enum req_method {
+	REQ_M_GET = 1 << 0,
+	REQ_M_HEAD = 1 << 1,
+	REQ_M_POST = 1 << 2,
+	REQ_M_PUT = 1 << 3,
+	REQ_M_DELETE = 1 << 4,
+	REQ_M_OPTIONS = 1 << 5,
+	REQ_M_TRACE = 1 << 6,
+	REQ_M_CONNECT = 1 << 7,
+	REQ_M_PATCH = 1 << 8,
+};
+
+/* Every error a request can end in. The status and the public message of
+ * each are in the table in req.c, nowhere else. */
+enum req_error {
+	REQ_ERR_BAD_REQUEST,      /* 400 */
+	REQ_ERR_BAD_TARGET,       /* 400 malformed path or query string */
+	REQ_ERR_BAD_DOMAIN,       /* 400 ?domain= not a domain name */
+	REQ_ERR_BAD_HOST,         /* 400 malformed Host header */
+	REQ_ERR_BAD_RESOURCE,     /* 400 WebFinger resource missing/malformed */
+	REQ_ERR_UNAUTHORIZED,     /* 401 */
+	REQ_ERR_FORBIDDEN,        /* 403 */
+	REQ_ERR_NOT_FOUND,        /* 404 */
+	REQ_ERR_UNKNOWN_DOMAIN,   /* 404 a domain we do not serve */
+	REQ_ERR_METHOD,           /* 405 (use req_reply_method for Allow) */
+	REQ_ERR_TOO_LARGE,        /* 413 */
+	REQ_ERR_URI_TOO_LONG,     /* 414 */
+	REQ_ERR_MEDIA_TYPE,       /* 415 */
+	REQ_ERR_TOO_MANY,         /* 429 */
+	REQ_ERR_INTERNAL,         /* 500 */
+	REQ_ERR_UNAVAILABLE,      /* 503 */
+	REQ_ERR_COUNT
+};
+
+/* Reply flags. */
+#define REQ_F_CACHE 0x1   /* Cache-Control: public, max-age=<max_age>; else no-store */
+#define REQ_F_CORS 0x2    /* Access-Control-Allow-Origin: * (public documents only) */
+
+struct req_param {
+	char *name;   /* decoded, owned */
+	char *value;  /* decoded, owned; "" for a bare name */
+};
+
+struct req {
+	struct evhttp_request *ev;   /* libevent's; touched only by req.c */
+	struct authority *a;         /* borrowed */
+	unsigned method;             /* one REQ_M_* bit, 0 when unknown */
+	const char *method_name;     /* static */
+	const char *target;          /* raw request target, borrowed from ev */
+	char *path;                  /* decoded path, owned (after req_parse_target) */
+	struct req_param *params;    /* decoded query, owned, in request order */
+	size_t nparams;
+	struct domain *domain;       /* set by the router for ROUTE_DOMAIN routes */
+	struct timespec start;       /* monotonic, for the access log */
+};
+
+/* Wraps ev (borrowed until the reply). Returns NULL on allocation failure,
+ * after answering 500 itself. */
+struct req *req_new(struct authority *a, struct evhttp_request *ev);
+
+/* Splits and decodes the request target into path and params. Returns
+ * REQ_ERR_COUNT on success, else the error to answer with: URI_TOO_LONG over
+ * LIMIT_URI_BYTES, BAD_TARGET for anything but origin-form, bad or
+ * NUL-producing percent-escapes, an encoded "/" in the path, or more than
+ * LIMIT_QUERY_PARAMS parameters. "+" stays "+" (RFC 3986; addresses may
+ * contain it). */
+enum req_error req_parse_target(struct req *r);
+
+/* Value of the first parameter called name, or NULL. */
+const char *req_param(const struct req *r, const char *name);
+
+/* Number of parameters called name. */
+size_t req_param_count(const struct req *r, const char *name);
+
+/* Value of a request header (case-insensitive name), or NULL. */
+const char *req_header(const struct req *r, const char *name);
+
+/* Parses the Host header into lowercase host (without port) and hostport
+ * (with it), each hostlen bytes. *local is 1 for an IP literal or
+ * "localhost". Returns 0, 1 when there is no Host header (outputs empty),
+ * or -1 when it is malformed. */
+int req_host(const struct req *r, char *host, char *hostport, size_t hostlen, int *local);
+
+/* Adds a response header (copied). Handlers use it for headers the reply
+ * functions do not set; a Content-Security-Policy set here replaces the
+ * default. Returns 0 or VEP_ERR_NOMEM. */
+int req_add_header(struct req *r, const char *name, const char *value);
+
+/* Answers with status, content type and len bytes of body (copied), the
+ * security headers (X-Content-Type-Options, Referrer-Policy, a default CSP
+ * "default-src 'none'; frame-ancestors 'none'"), Content-Length (also for
+ * HEAD, which gets no body), and Cache-Control per flags. Frees r. */
+void req_reply(struct req *r, int status, const char *ctype, const char *body,
+    size_t len, unsigned flags);
+
+/* Answers a public document with its strong ETag: 304 (no body) when the
+ * request's If-None-Match matches, else 200. Frees r. */
+void req_reply_tagged(struct req *r, const char *ctype, const char *body, size_t len,
+    const char *etag, unsigned flags);
+
+/* Answers {"error":"<public message>"} with the table's status. Frees r. */
+void req_reply_error(struct req *r, enum req_error e);
+
+/* Answers 405 with an Allow header listing allowed (REQ_M_* bits). Frees r. */
+void req_reply_method(struct req *r, unsigned allowed);
+
+/* Maps a VEP_ERR_* code to the request error it should end in (table in
+ * req.c): input errors to 400, TOOBIG to 413, I/O to 503, the rest to 500. */
+enum req_error req_error_from_vep(int vep_err);
+
+/* Status code of an error (from the one table). */
+int req_error_status(enum req_error e);
+
+/* Percent-decodes len bytes of s strictly (every '%' followed by two hex
+ * digits; no decoded NUL). *out is new text. Returns 0, VEP_ERR_INVALID or
+ * VEP_ERR_NOMEM. Exposed for WebFinger's acct: userpart and tests. */
+int req_pct_decode(const char *s, size_t len, char **out);
+
+#endif

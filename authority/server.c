@@ -1,0 +1,124 @@
+/*
+ * server.c - evhttp setup: bind, limits, allowed methods, the one callback.
+ *
+ * Owns the listening socket and the evhttp object. Must never answer a
+ * request itself (router.c and the handlers do) except when it cannot even
+ * allocate the per-request state.
+ */
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "authority.h"
+#include "config.h"
+#include "err.h"
+#include "authority_limits.h"
+#include "req.h"
+#include "router.h"
+
+struct server {
+	struct evhttp *http;
+	char address[SERVER_ADDR_BUFSZ];
+};
+
+static void
+on_request(struct evhttp_request *ev, void *arg)
+{
+	struct authority *a = arg;
+	struct req *r;
+
+	if ((r = req_new(a, ev)) == NULL)
+		return; /* req_new answered 500 */
+	router_dispatch(r);
+}
+
+/* Formats the socket's real local address. */
+static int
+bound_address(evutil_socket_t fd, char *out, size_t outlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char ip[INET6_ADDRSTRLEN];
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0)
+		return VEP_ERR_IO;
+	if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		inet_ntop(AF_INET6, &s6->sin6_addr, ip, sizeof(ip));
+		snprintf(out, outlen, "[%s]:%u", ip, (unsigned)ntohs(s6->sin6_port));
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		inet_ntop(AF_INET, &s4->sin_addr, ip, sizeof(ip));
+		snprintf(out, outlen, "%s:%u", ip, (unsigned)ntohs(s4->sin_port));
+	}
+	return VEP_OK;
+}
+
+int
+server_new(struct authority *a, struct server **out)
+{
+	struct evhttp_bound_socket *bound;
+	struct server *s = NULL;
+	char host[INET6_ADDRSTRLEN];
+	unsigned port;
+	int rc = VEP_ERR_NOMEM;
+
+	*out = NULL;
+	if (config_parse_listen(a->cfg->listen, host, sizeof(host), &port) != 0) {
+		rc = VEP_ERR_INVALID;
+		goto out;
+	}
+	if ((s = calloc(1, sizeof(*s))) == NULL || (s->http = evhttp_new(a->base)) == NULL)
+		goto out;
+	evhttp_set_max_headers_size(s->http, LIMIT_HEADER_BYTES);
+	evhttp_set_max_body_size(s->http, LIMIT_BODY_BYTES);
+	evhttp_set_timeout(s->http, (int)a->cfg->request_timeout_s);
+	/* Let every method libevent knows reach the router, which answers
+	 * 405 with an Allow header; libevent's own 405 has none. */
+	evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
+	    EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
+	    EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
+	evhttp_set_gencb(s->http, on_request, a);
+	errno = 0;
+	bound = evhttp_bind_socket_with_handle(s->http, host, (ev_uint16_t)port);
+	if (bound == NULL) {
+		log_error(&a->log, "cannot listen on %s: %s", a->cfg->listen,
+		    errno != 0 ? strerror(errno) : "bind failed");
+		rc = VEP_ERR_IO;
+		goto out;
+	}
+	if ((rc = bound_address(evhttp_bound_socket_get_fd(bound), s->address,
+	    sizeof(s->address))) != 0)
+		goto out;
+	*out = s;
+	s = NULL;
+	rc = VEP_OK;
+out:
+	server_free(s);
+	return rc;
+}
+
+const char *
+server_address(const struct server *s)
+{
+	return s->address;
+}
+
+void
+server_free(struct server *s)
+{
+	if (s == NULL)
+		return;
+	if (s->http != NULL)
+		evhttp_free(s->http);
+	free(s);
+}

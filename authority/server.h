@@ -1,0 +1,31 @@
+/*
+ * server.h - the HTTP listener: one evhttp on the authority's event loop,
+ * bound to the configured address, with the limits of authority_limits.h applied.
+ *
+ * Owns the socket and the evhttp object. Must never block and never decide
+ * anything about a request beyond wrapping it (req_new) and handing it to
+ * the router.
+ */
+#ifndef AUTHORITY_SERVER_H
+#define AUTHORITY_SERVER_H
+
+#include <stddef.h>
+
+struct authority;
+struct server;
+
+/* Room for "[" + an IPv6 address + "]:65535". */
+#define SERVER_ADDR_BUFSZ 64
+
+/* Binds a->cfg->listen on a->base and starts serving. Returns 0,
+ * VEP_ERR_INVALID (bad address) or VEP_ERR_IO (bind failed; logged with the
+ * reason), VEP_ERR_NOMEM. */
+int server_new(struct authority *a, struct server **out);
+
+/* The bound address with the real port ("127.0.0.1:41234", "[::1]:8080"). */
+const char *server_address(const struct server *s);
+
+/* Stops listening and frees everything (pending replies included). NULL-safe. */
+void server_free(struct server *s);
+
+#endif

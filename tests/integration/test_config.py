@@ -1,0 +1,170 @@
+"""Configuration file: --check, error messages (file, line, key; exit 2),
+every key's validation, relative paths, permissions, several domains,
+public_url, max_age, --listen override, --list-keys against CONFIG.md."""
+
+import os
+import re
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vephelp  # noqa: E402
+
+c = vephelp.Checker("config")
+tmp = tempfile.mkdtemp(prefix="vep-cfg-")
+key1 = vephelp.demo_keydir(tmp, "s1")
+key2 = vephelp.demo_keydir(tmp, "s2")
+state = os.path.join(tmp, "state")
+os.mkdir(state, 0o700)
+n = [0]
+
+
+def cfg(text):
+    n[0] += 1
+    return vephelp.write(os.path.join(tmp, "c%d.conf" % n[0]), text)
+
+
+GOOD = "# a comment\n\nlisten = 127.0.0.1:0\nstate_dir = %s\nmax_age = 60\n" \
+       "[domain example.test]\nkey_dir = %s\n" % (state, key1)
+
+rc, out, err = vephelp.run(["--config", cfg(GOOD), "--check"])
+c.eq("--check good config: exit 0", rc, 0)
+c.eq("--check good config: says so", out.strip(), "configuration OK")
+
+
+def bad(what, text, line, key, reason=None):
+    path = cfg(text)
+    rc, out, err = vephelp.run(["--config", path, "--check"])
+    c.eq("%s: exit 2" % what, rc, 2)
+    where = "%s:%d:" % (path, line) if line else path + ":"
+    c.check("%s: names file and line" % what, where in err, err.strip())
+    if key:
+        c.check("%s: names the key" % what, "'%s'" % key in err, err.strip())
+    if reason:
+        c.check("%s: says why" % what, reason in err, err.strip())
+    c.check("%s: no 'configuration OK'" % what, "configuration OK" not in out)
+
+
+D = "[domain example.test]\nkey_dir = %s\n" % key1
+bad("unknown key", "colour = blue\n" + D, 1, "colour", "unknown key")
+bad("unknown domain key", D + "colour = blue\n", 3, "colour", "unknown key")
+bad("max_age negative", "max_age = -1\n" + D, 1, "max_age", "0 to 86400")
+bad("max_age too big", "max_age = 86401\n" + D, 1, "max_age", "0 to 86400")
+bad("max_age not a number", "\n\nmax_age = 5m\n" + D, 3, "max_age")
+bad("max_age hex", "max_age = 0x10\n" + D, 1, "max_age")
+bad("request_timeout zero", "request_timeout = 0\n" + D, 1, "request_timeout", "1 to 600")
+bad("request_timeout too big", "request_timeout = 601\n" + D, 1, "request_timeout")
+bad("log_level", "log_level = loud\n" + D, 1, "log_level")
+bad("listen without port", "listen = 127.0.0.1\n" + D, 1, "listen")
+bad("listen host name", "listen = localhost:80\n" + D, 1, "listen")
+bad("listen port range", "listen = 127.0.0.1:65536\n" + D, 1, "listen")
+bad("listen v6 without brackets", "listen = ::1:80\n" + D, 1, "listen")
+bad("duplicate key", "max_age = 1\nmax_age = 2\n" + D, 2, "max_age", "twice")
+bad("empty value", "max_age =\n" + D, 1, "max_age", "empty")
+bad("domain key in global scope", "key_dir = /x\n" + D, 1, "key_dir", "[domain")
+bad("global key in a domain", D + "max_age = 5\n", 3, "max_age", "global")
+bad("missing key_dir", "[domain example.test]\npublic_url = https://id.example.test\n",
+    1, "key_dir", "missing")
+bad("no domain", "max_age = 5\n", 0, None, "no [domain")
+bad("bad domain name", "[domain not_valid]\nkey_dir = /x\n", 1, None, "not a valid domain")
+bad("duplicate domain", D + "[domain EXAMPLE.test]\nkey_dir = %s\n" % key1, 3, None, "twice")
+bad("unknown section", "[server]\n" + D, 1, None, "unknown section")
+bad("unterminated section", "[domain example.test\n", 1, None)
+bad("not an assignment", "listen 127.0.0.1:80\n" + D, 1, None, "key = value")
+bad("public_url with path", D + "public_url = https://id.example.test/x\n", 3, "public_url")
+bad("public_url scheme", D + "public_url = ftp://id.example.test\n", 3, "public_url")
+bad("line too long (LIMIT_CONFIG_LINE_BYTES=1024)", "# " + "x" * 1030 + "\n" + D, 1, None,
+    "longer than 1024")
+bad("missing key dir", "[domain example.test]\n\nkey_dir = %s/none\n" % tmp, 3, None,
+    "[domain example.test] key_dir")
+rc, out, err = vephelp.run(["--config", cfg("# " + "x" * 1018 + "\n" + D), "--check"])
+c.eq("line of exactly 1024 bytes is fine", rc, 0)
+
+# LIMIT_CONFIG_DOMAINS = 64
+many = "".join("[domain d%d.example]\nkey_dir = %s\n" % (i, key1) for i in range(64))
+rc, out, err = vephelp.run(["--config", cfg(many), "--check"])
+c.eq("64 domains: OK", rc, 0)
+bad("65 domains (LIMIT_CONFIG_DOMAINS)", many + "[domain d64.example]\nkey_dir = %s\n" % key1,
+    129, None, "more than 64")
+# LIMIT_CONFIG_FILE_BYTES = 256 KiB
+big = cfg(D + ("#" * 1000 + "\n") * 263)
+rc, out, err = vephelp.run(["--config", big, "--check"])
+c.check("file over 256 KiB refused", rc == 2 and "larger than 262144" in err, err)
+rc, out, err = vephelp.run(["--config", cfg(D + ("#" * 1000 + "\n") * 250), "--check"])
+c.eq("file under 256 KiB accepted", rc, 0)
+rc, out, err = vephelp.run(["--config", os.path.join(tmp, "absent.conf"), "--check"])
+c.check("unreadable file: exit 2 naming it", rc == 2 and "absent.conf" in err, err)
+
+# Permissions.
+loose = vephelp.copy_keydir(key1, os.path.join(tmp, "loose"))
+os.chmod(os.path.join(loose, "current.pem"), 0o644)
+bad("key file readable by others", "[domain example.test]\nkey_dir = %s\n" % loose, 2, None,
+    "key_dir")
+gw = vephelp.copy_keydir(key1, os.path.join(tmp, "gw"))
+os.chmod(gw, 0o770)
+bad("key dir writable by group", "[domain example.test]\nkey_dir = %s\n" % gw, 2, None,
+    "writable by group")
+open_state = os.path.join(tmp, "openstate")
+os.mkdir(open_state)
+os.chmod(open_state, 0o755)
+bad("state_dir readable by others", "state_dir = %s\n" % open_state + D, 0, "state_dir", "0700")
+
+# Relative key_dir resolves against the file's directory.
+sub = os.path.join(tmp, "etc")
+os.mkdir(sub)
+vephelp.copy_keydir(key1, os.path.join(sub, "keys"))
+rel = vephelp.write(os.path.join(sub, "rel.conf"), "state_dir = %s\n[domain example.test]\n"
+                    "key_dir = keys\n" % state)
+rc, out, err = vephelp.run(["--config", rel, "--check"], )
+c.eq("relative key_dir is relative to the config file", rc, 0)
+
+# Usage errors.
+rc, out, err = vephelp.run([])
+c.eq("no arguments: exit 2", rc, 2)
+rc, out, err = vephelp.run(["--demo", "--config", cfg(GOOD)])
+c.eq("--demo with --config: exit 2", rc, 2)
+rc, out, err = vephelp.run(["--config", cfg(GOOD), "--bogus"])
+c.eq("unknown option: exit 2", rc, 2)
+rc, out, err = vephelp.run(["--config", cfg(GOOD), "--listen", "nowhere", "--check"])
+c.check("bad --listen: exit 2 naming it", rc == 2 and "--listen" in err, err)
+
+# --list-keys and CONFIG.md.
+rc, out, err = vephelp.run(["--list-keys"])
+c.eq("--list-keys: exit 0", rc, 0)
+keys = [ln.split("\t")[0] for ln in out.splitlines() if ln]
+c.check("--list-keys: lists keys", {"listen", "state_dir", "max_age", "key_dir",
+                                    "public_url"} <= set(keys), keys)
+doc_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                        "authority", "CONFIG.md")
+with open(doc_path) as f:
+    doc = f.read()
+for k in keys:
+    c.check("CONFIG.md documents '%s'" % k, re.search(r"^### `%s`" % re.escape(k), doc, re.M))
+
+# Serving from a configuration: two domains, max_age, public_url, --listen.
+two = cfg("listen = 127.0.0.1:1\nstate_dir = %s\nmax_age = 60\n"
+          "[domain a.example]\nkey_dir = %s\n"
+          "[domain b.example]\nkey_dir = %s\npublic_url = https://id.b.example:8443/\n"
+          % (state, key1, key2))
+a = vephelp.Authority(["--config", two, "--listen", "127.0.0.1:0"], tmp=tmp)
+c.check("--listen overrides the file", a.port not in (0, 1))
+ra = a.get("/.well-known/browserid", {"Host": "a.example"})
+rb = a.get("/.well-known/browserid", {"Host": "b.example"})
+c.eq("domain a: 200", ra.status, 200)
+c.eq("domain b: 200", rb.status, 200)
+c.check("each domain publishes its own key", ra.json()["public-key"] != rb.json()["public-key"])
+c.eq("?domain=b.example selects b", a.get("/pk?domain=b.example").json(),
+     rb.json()["public-key"])
+c.eq("IP Host: first domain", a.get("/pk").json(), ra.json()["public-key"])
+c.eq("max_age = 60", ra.header("Cache-Control"), "public, max-age=60")
+hm = a.get("/.well-known/host-meta.json", {"Host": "b.example"}).json()
+c.eq("public_url used for links", hm["links"][0]["template"],
+     "https://id.b.example:8443/.well-known/webfinger?resource={uri}")
+wf = a.get("/.well-known/webfinger?resource=acct:x@b.example").json()
+c.eq("public_url used in WebFinger", wf["links"][0]["href"], "https://id.b.example:8443/pk")
+wf = a.get("/.well-known/webfinger?resource=acct:x@a.example", {"Host": "b.example"}).json()
+c.eq("WebFinger for a.example links via the Host", wf["links"][0]["href"],
+     "http://b.example/pk")
+c.eq("unserved Host: 404", a.get("/pk", {"Host": "c.example"}).status, 404)
+c.eq("SIGTERM: exit 0", a.stop(), 0)
+sys.exit(c.finish())

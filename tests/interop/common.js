@@ -1,0 +1,95 @@
+/*
+ * common.js - shared by the interop tests: loading Mozilla's libraries
+ * (exit 77 when node_modules is missing, the only skip), promise wrappers
+ * around browserid-crypto, running vep-keytool, and Mozilla's verifier with
+ * a support document served through its httpRequest option.
+ */
+'use strict';
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const http = require('http');
+const { spawnSync } = require('child_process');
+
+const HERE = __dirname;
+if (!fs.existsSync(path.join(HERE, 'node_modules', 'browserid-crypto', 'libs', 'minimal.js'))) {
+  console.log('node_modules missing (run tests/interop/setup.sh): skipping');
+  process.exit(77);
+}
+const jwcrypto = require('browserid-crypto');
+require('browserid-crypto/lib/algs/rs');
+require('browserid-crypto/lib/algs/ds');
+const Verifier = require('browserid-local-verify');
+
+const KEYTOOL = process.env.VEP_KEYTOOL;
+
+function p(fn) {
+  return new Promise((resolve, reject) => fn((err, v) => (err ? reject(err) : resolve(v))));
+}
+
+const keypair = (algorithm, keysize) => p((cb) => jwcrypto.generateKeypair({ algorithm, keysize }, cb));
+const signAssertion = (secretKey, audience, expiresAt) =>
+  p((cb) => jwcrypto.assertion.sign({}, { audience, expiresAt: new Date(expiresAt) }, secretKey, cb));
+const signCert = (secretKey, publicKey, email, issuer, issuedAt, expiresAt) =>
+  p((cb) => jwcrypto.cert.sign({ publicKey, principal: { email } },
+    { issuer, issuedAt: new Date(issuedAt), expiresAt: new Date(expiresAt) }, null, secretKey, cb));
+
+function tmpdir() {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'vep-interop.'));
+}
+
+/* Runs vep-keytool; returns {code, stdout, stderr}. */
+function keytool(args, input) {
+  const r = spawnSync(KEYTOOL, args, { input, encoding: 'utf8', timeout: 60000 });
+  return { code: r.status, stdout: r.stdout || '', stderr: r.stderr || '' };
+}
+
+/* Mozilla's verdict on a backed assertion: {ok, email, issuer, err}.
+ * docs maps domain -> support document text; fetch(domain, path, cb)
+ * overrides where documents come from. */
+function mozVerify(assertion, audience, opts) {
+  const args = { assertion, audience };
+  if (opts.now) args.now = new Date(opts.now);
+  args.httpRequest = opts.httpRequest || ((domain, p2, cb) => {
+    const doc = opts.docs[domain];
+    if (doc === undefined) return cb(null, 404, {}, 'not found');
+    cb(null, 200, { 'content-type': 'application/json' }, doc);
+  });
+  return new Promise((resolve) => {
+    Verifier.verify(args, (err, r) => resolve(err ? { ok: false, err: String(err) }
+      : { ok: true, email: r.email, issuer: r.issuer }));
+  });
+}
+
+/* An httpRequest for Mozilla's verifier that fetches from 127.0.0.1:port
+ * while keeping the domain in the Host header. */
+function localHttpRequest(port) {
+  return (domain, reqPath, cb) => {
+    const req = http.get({ host: '127.0.0.1', port, path: reqPath, headers: { host: domain } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => { body += c; });
+      res.on('end', () => cb(null, res.statusCode, res.headers, body));
+    });
+    req.on('error', (e) => cb(e));
+  };
+}
+
+/* A minimal reporter: "N passed, N failed", exit 0/1. */
+function reporter() {
+  let passed = 0; let failed = 0;
+  return {
+    check(cond, what) {
+      if (cond) { passed++; console.log('ok   ' + what); } else { failed++; console.log('FAIL ' + what); }
+    },
+    done() {
+      console.log(`${passed} passed, ${failed} failed`);
+      process.exit(failed ? 1 : 0);
+    },
+  };
+}
+
+module.exports = {
+  jwcrypto, Verifier, KEYTOOL, keypair, signAssertion, signCert, tmpdir, keytool,
+  mozVerify, localHttpRequest, reporter,
+};

@@ -1,0 +1,99 @@
+/*
+ * test_authority.js - the other direction: what we issue, Mozilla accepts.
+ * Starts the real vep-authority (--demo, example.test, 127.0.0.1 port 0),
+ * certifies user keys with `vep-keytool certify --dir <its key dir>`, signs
+ * assertions with browserid-crypto and with `vep-keytool sign-assertion`,
+ * and has browserid-local-verify do real discovery against the running
+ * server (httpRequest keeps the domain name, connects to 127.0.0.1). Then
+ * rotates the key, reloads (SIGHUP) and checks the old certificate still
+ * verifies through "keys".
+ */
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { spawn } = require('child_process');
+const c = require('./common.js');
+
+const AUTHORITY = process.env.VEP_AUTHORITY;
+const DOMAIN = 'example.test';
+const AUD = 'https://rp.example';
+/* How long the server may take to print its address (ms). */
+const START_TIMEOUT_MS = 15000;
+
+function startAuthority(state) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(AUTHORITY, ['--demo', '--state', state, '--listen', '127.0.0.1:0'],
+      { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = ''; let err = '';
+    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error('no address printed: ' + err)); }, START_TIMEOUT_MS);
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening on http:\/\/([0-9.]+):(\d+)/.exec(out);
+      if (m) { clearTimeout(timer); resolve({ proc, port: Number(m[2]) }); }
+    });
+    proc.stderr.on('data', (d) => { err += d; });
+    proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`exited ${code}: ${err}`)); });
+  });
+}
+
+(async () => {
+  const t = c.reporter();
+  if (!AUTHORITY || !fs.existsSync(AUTHORITY)) {
+    t.check(false, 'VEP_AUTHORITY names the vep-authority binary');
+    t.done();
+  }
+  const dir = c.tmpdir();
+  const state = path.join(dir, 'state');
+  const { proc, port } = await startAuthority(state);
+  try {
+    const keydir = path.join(state, 'keys', DOMAIN);
+    const httpRequest = c.localHttpRequest(port);
+    const write = (name, text) => { const p = path.join(dir, name); fs.writeFileSync(p, text, { mode: 0o600 }); return p; };
+
+    for (const [alg, size] of [['RS', 256], ['DS', 128]]) {
+      const user = await c.keypair(alg, size);
+      const pub = write(`pub-${alg}.json`, user.publicKey.serialize());
+      const cert = c.keytool(['certify', '--dir', keydir, '--email', 'alice@example.test', '--pubkey', pub]);
+      t.check(cert.code === 0, `${alg}: certify with the authority's key dir (${cert.stderr.trim()})`);
+      const a = await c.signAssertion(user.secretKey, AUD, Date.now() + 120000);
+      const backed = c.jwcrypto.cert.bundle([cert.stdout.trim()], a);
+      const moz = await c.mozVerify(backed, AUD, { httpRequest });
+      t.check(moz.ok && moz.email === 'alice@example.test' && moz.issuer === DOMAIN,
+        `${alg}: mozilla accepts, discovering ${DOMAIN} on the running authority (${moz.err || moz.email})`);
+      const f = write(`backed-${alg}`, backed);
+      const kt = c.keytool(['verify-assertion', '--audience', AUD, '--fetch',
+        `http://127.0.0.1:${port}/.well-known/browserid?domain=${DOMAIN}`, f]);
+      t.check(kt.code === 0 && kt.stdout.trim() === 'alice@example.test',
+        `${alg}: vep-keytool verify-assertion --fetch agrees (${kt.stderr.trim()})`);
+      const bad = await c.mozVerify(backed, 'https://other.example', { httpRequest });
+      t.check(!bad.ok, `${alg}: mozilla refuses another audience`);
+    }
+
+    // Everything from vep-keytool: user key, certificate, assertion.
+    const ukey = path.join(dir, 'user-ds.pem');
+    c.keytool(['genkey', '--alg', 'DS128', '--out', ukey]);
+    const certFile = write('kt-cert', c.keytool(['certify', '--dir', keydir, '--email', 'bob@example.test',
+      '--pubkey', ukey]).stdout);
+    const b = c.keytool(['sign-assertion', '--key', ukey, '--audience', AUD, '--cert', certFile]);
+    t.check(b.code === 0, 'vep-keytool sign-assertion');
+    let moz = await c.mozVerify(b.stdout.trim(), AUD, { httpRequest });
+    t.check(moz.ok && moz.email === 'bob@example.test', `mozilla accepts a vep-keytool backed assertion (${moz.err || ''})`);
+
+    // Rotation: the old certificate keeps verifying through "keys".
+    const rot = c.keytool(['rotate', '--dir', keydir]);
+    t.check(rot.code === 0, 'rotate the demo key dir');
+    proc.kill('SIGHUP');
+    await new Promise((r) => setTimeout(r, 500));
+    const docRes = await new Promise((resolve) => httpRequest(DOMAIN, `/.well-known/browserid?domain=${DOMAIN}`,
+      (e, st, h, body) => resolve(body)));
+    let keys = [];
+    try { keys = JSON.parse(docRes).keys || []; } catch (e) { /* checked below */ }
+    t.check(keys.length === 2, 'after rotate + SIGHUP the authority publishes two keys');
+    moz = await c.mozVerify(b.stdout.trim(), AUD, { httpRequest });
+    t.check(moz.ok, `mozilla still accepts a certificate signed before the rotation (${moz.err || ''})`);
+  } finally {
+    proc.kill('SIGTERM');
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  t.done();
+})().catch((e) => { console.error(e); process.exit(1); });

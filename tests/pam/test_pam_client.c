@@ -1,0 +1,761 @@
+/*
+ * test_pam_client.c - pam_client (authority/pam_client.c) in a real libevent
+ * loop against the real vep-pam-helper under pam_wrapper: real libpam, real
+ * modules (pam_matrix, pam_exec, pam_deny, pam_faildelay, pam_chatty, and
+ * tests/pam/pam_vep_test.so), nss_wrapper for the UID policy.
+ *
+ * Usage: test_pam_client <vep-pam-helper> <pam_vep_test.so>
+ * Exits 77 when libpam_wrapper.so is not installed. The wrapper variables
+ * are given to the helper only (pam_client's extra_env), never to this
+ * process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "harness.h"
+#include "err.h"
+#include "pam_client.h"
+
+#define LIBDIR "/usr/lib/x86_64-linux-gnu"
+#define PAM_WRAPPER_LIB LIBDIR "/libpam_wrapper.so"
+#define NSS_WRAPPER_LIB LIBDIR "/libnss_wrapper.so"
+#define WRAPPER_MODULES LIBDIR "/pam_wrapper"
+#define SYSTEM_MODULES LIBDIR "/security"
+
+/* Longest any single attempt may take in these tests before we give up
+ * waiting, in milliseconds (a safety net, never expected to fire). */
+#define TEST_WAIT_MAX_MS 20000
+
+struct ctx {
+	struct event_base *base;
+	char *helper;
+	char *module;
+	char dir[64];
+	char path[256];
+	char *env_plain[10];
+	char *env_nss[10];
+};
+
+static struct ctx T;
+
+struct outcome {
+	int done;
+	struct pam_client_result r;
+	int64_t at_ms;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void on_result(const struct pam_client_result *r, void *arg)
+{
+	struct outcome *o = arg;
+
+	o->done++;
+	o->r = *r;
+	o->at_ms = now_ms();
+}
+
+static void loop_until(struct outcome *const *os, size_t n, int64_t max_ms)
+{
+	int64_t end = now_ms() + max_ms;
+	size_t i, done;
+
+	for (;;) {
+		for (i = 0, done = 0; i < n; i++)
+			done += os[i]->done ? 1 : 0;
+		if (done == n || now_ms() >= end)
+			return;
+		event_base_loop(T.base, EVLOOP_ONCE);
+	}
+}
+
+static void loop_for(int64_t ms)
+{
+	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
+
+	event_base_loopexit(T.base, &tv);
+	event_base_dispatch(T.base);
+}
+
+static const char *file(const char *name)
+{
+	snprintf(T.path, sizeof(T.path), "%s/%s", T.dir, name);
+	return T.path;
+}
+
+static int write_file(const char *name, const char *text, size_t n, mode_t mode)
+{
+	FILE *f = fopen(file(name), "wb");
+
+	if (f == NULL || fwrite(text, 1, n, f) != n) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	return chmod(file(name), mode);
+}
+
+static struct pam_client *client(const char *service, uint32_t deadline_ms,
+    uint32_t max_workers, uint32_t min_uid, char **env)
+{
+	struct pam_client_config c;
+	struct pam_client *pc = NULL;
+
+	pam_client_config_init(&c);
+	c.helper_path = T.helper;
+	c.extra_env = (const char *const *)env;
+	c.service = service;
+	c.deadline_ms = deadline_ms;
+	c.max_workers = max_workers;
+	c.min_uid = min_uid;
+	if (pam_client_new(T.base, &c, &pc) != 0)
+		return NULL;
+	return pc;
+}
+
+/* One attempt, run to completion. Returns the outcome; *ms the time taken. */
+static int attempt(struct pam_client *pc, const char *user, const char *pw,
+    size_t pwlen, const char *rhost, struct outcome *o)
+{
+	struct outcome *list[1] = { o };
+	uint64_t id;
+	int64_t t0 = now_ms();
+
+	memset(o, 0, sizeof(*o));
+	if (pam_client_start(pc, user, pw, pwlen, rhost, on_result, o, &id) != 0)
+		return -1;
+	loop_until(list, 1, TEST_WAIT_MAX_MS);
+	if (!o->done)
+		return -2;
+	o->at_ms -= t0;
+	return (int)o->r.outcome;
+}
+
+static int auth(struct pam_client *pc, const char *user, const char *pw)
+{
+	struct outcome o;
+
+	return attempt(pc, user, pw, strlen(pw), "198.51.100.1", &o);
+}
+
+static int read_text(const char *name, char *buf, size_t n)
+{
+	FILE *f = fopen(file(name), "r");
+	size_t got;
+
+	if (f == NULL)
+		return -1;
+	got = fread(buf, 1, n - 1, f);
+	buf[got] = '\0';
+	fclose(f);
+	return 0;
+}
+
+static void test_basic(void)
+{
+	struct pam_client *pc = client("vep-test", 5000, 4, 0, T.env_plain);
+	char seen[4096] = "";
+	struct outcome o;
+
+	ASSERT_TRUE(pc != NULL);
+	ASSERT_TRUE(pam_client_helper_pid(pc) > 0);
+	ASSERT_EQ(auth(pc, "alice", "correct horse"), PAM_OUTCOME_OK);
+	ASSERT_EQ(auth(pc, "alice", "correct horsE"), PAM_OUTCOME_AUTH_FAILED);
+	ASSERT_EQ(auth(pc, "alice", "correct horse "), PAM_OUTCOME_AUTH_FAILED);
+	ASSERT_EQ(auth(pc, "alice", ""), PAM_OUTCOME_AUTH_FAILED);
+	ASSERT_EQ(auth(pc, "nobody-here", "correct horse"), PAM_OUTCOME_AUTH_FAILED);
+	/* root has a valid passdb entry, and is refused before PAM runs. */
+	ASSERT_EQ(auth(pc, "root", "rootpw"), PAM_OUTCOME_USER_REFUSED);
+	ASSERT_EQ(read_text("seen_users", seen, sizeof(seen)), 0);
+	ASSERT_TRUE(strstr(seen, "alice\n") != NULL);
+	ASSERT_TRUE(strstr(seen, "root") == NULL);
+	/* PAM_RHOST reaches the modules. */
+	ASSERT_EQ(attempt(pc, "rhostcheck", "pw", 2, "203.0.113.9", &o), PAM_OUTCOME_OK);
+	ASSERT_EQ(read_text("rhost", seen, sizeof(seen)), 0);
+	ASSERT_STREQ(seen, "203.0.113.9\n");
+	pam_client_free(pc);
+}
+
+static void test_argument_limits(void)
+{
+	struct pam_client *pc = client("vep-test", 5000, 4, 0, T.env_plain);
+	char *big = malloc(PAMP_PASSWORD_MAX_BYTES + 2);
+	char user[PAMP_USER_MAX_BYTES + 2];
+	struct pam_client_config c;
+	struct pam_client *bad = NULL;
+	uint64_t id = 99;
+	struct outcome o = { 0 };
+
+	ASSERT_TRUE(pc != NULL && big != NULL);
+	memset(big, 'a', PAMP_PASSWORD_MAX_BYTES + 1);
+	ASSERT_EQ(pam_client_start(pc, "alice", big, PAMP_PASSWORD_MAX_BYTES + 1,
+	    NULL, on_result, &o, &id), VEP_ERR_TOOBIG);
+	ASSERT_EQ(id, 0);
+	ASSERT_EQ(pam_client_start(pc, "alice", "a\0b", 3, NULL, on_result, &o, &id),
+	    VEP_ERR_INVALID);
+	ASSERT_EQ(pam_client_start(pc, "", "x", 1, NULL, on_result, &o, &id), VEP_ERR_INVALID);
+	memset(user, 'u', sizeof(user) - 1);
+	user[sizeof(user) - 1] = '\0';
+	ASSERT_EQ(pam_client_start(pc, user, "x", 1, NULL, on_result, &o, &id), VEP_ERR_TOOBIG);
+	memset(big, 'h', PAMP_RHOST_MAX_BYTES + 1);
+	big[PAMP_RHOST_MAX_BYTES + 1] = '\0';
+	ASSERT_EQ(pam_client_start(pc, "alice", "x", 1, big, on_result, &o, &id), VEP_ERR_TOOBIG);
+	loop_for(100);
+	ASSERT_EQ(o.done, 0);   /* refused starts never call back */
+	user[PAMP_USER_MAX_BYTES] = '\0';   /* exactly at the limits: accepted */
+	big[PAMP_RHOST_MAX_BYTES] = '\0';
+	ASSERT_EQ(attempt(pc, user, "x", 1, big, &o), PAM_OUTCOME_AUTH_FAILED);
+	pam_client_free(pc);
+	free(big);
+
+	pam_client_config_init(&c);
+	ASSERT_STREQ(c.service, "vep-authority");
+	ASSERT_EQ(c.deadline_ms, 10000);
+	ASSERT_EQ(c.min_uid, 1000);
+	c.helper_path = T.helper;
+	c.deadline_ms = PAMP_DEADLINE_MS_MIN - 1;
+	ASSERT_EQ(pam_client_new(T.base, &c, &bad), VEP_ERR_ARG);
+	c.deadline_ms = PAMP_DEADLINE_MS_MAX + 1;
+	ASSERT_EQ(pam_client_new(T.base, &c, &bad), VEP_ERR_ARG);
+	c.deadline_ms = 1000;
+	c.max_workers = 0;
+	ASSERT_EQ(pam_client_new(T.base, &c, &bad), VEP_ERR_ARG);
+	c.max_workers = PAMP_MAX_WORKERS_MAX + 1;
+	ASSERT_EQ(pam_client_new(T.base, &c, &bad), VEP_ERR_ARG);
+	c.max_workers = 1;
+	c.service = "../etc/passwd";
+	ASSERT_EQ(pam_client_new(T.base, &c, &bad), VEP_ERR_ARG);
+	c.service = "vep-test";
+	c.helper_path = "/nonexistent/vep-pam-helper";
+	ASSERT_EQ(pam_client_new(T.base, &c, &bad), VEP_ERR_IO);
+	ASSERT_TRUE(bad == NULL);
+}
+
+static void fill_password(char *p, size_t n)
+{
+	static const char pattern[] = "Correct Horse battery STAPLE ~!@#$%^&*()_+ ";
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = pattern[i % (sizeof(pattern) - 1)];
+	p[n] = '\0';
+}
+
+static void test_long_passwords(void)
+{
+	struct pam_client *matrix = client("vep-test", 5000, 4, 0, T.env_plain);
+	struct pam_client *exact = client("vep-exact", 5000, 4, 0, T.env_plain);
+	char *pw = malloc(PAMP_PASSWORD_MAX_BYTES + 1);
+	struct outcome o;
+
+	ASSERT_TRUE(matrix != NULL && exact != NULL && pw != NULL);
+	/* 1024 bytes through pam_matrix (its own limit is 1024). */
+	fill_password(pw, 1024);
+	ASSERT_EQ(attempt(matrix, "longpw", pw, 1024, NULL, &o), PAM_OUTCOME_OK);
+	pw[1000] = 'x';
+	ASSERT_EQ(attempt(matrix, "longpw", pw, 1024, NULL, &o), PAM_OUTCOME_AUTH_FAILED);
+	/* 4000 bytes, checked byte for byte by pam_vep_test.so. */
+	fill_password(pw, 4000);
+	ASSERT_EQ(attempt(exact, "alice", pw, 4000, NULL, &o), PAM_OUTCOME_OK);
+	ASSERT_EQ(attempt(exact, "alice", pw, 3999, NULL, &o), PAM_OUTCOME_AUTH_FAILED);
+	pw[3999] = 'X';   /* a space became a capital: case and spaces count */
+	ASSERT_EQ(attempt(exact, "alice", pw, 4000, NULL, &o), PAM_OUTCOME_AUTH_FAILED);
+	pam_client_free(matrix);
+	pam_client_free(exact);
+	free(pw);
+}
+
+static void test_account_refused(void)
+{
+	struct pam_client *pc = client("vep-acct", 5000, 4, 0, T.env_plain);
+
+	ASSERT_TRUE(pc != NULL);
+	ASSERT_EQ(auth(pc, "alice", "correct horse"), PAM_OUTCOME_ACCT_REFUSED);
+	ASSERT_EQ(auth(pc, "alice", "wrong"), PAM_OUTCOME_AUTH_FAILED);
+	pam_client_free(pc);
+}
+
+struct ticker {
+	struct event *ev;
+	int64_t last_ms;
+	int64_t max_gap_ms;
+	int ticks;
+};
+
+static void tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct ticker *t = arg;
+	int64_t now = now_ms();
+
+	(void)fd;
+	(void)what;
+	if (t->last_ms && now - t->last_ms > t->max_gap_ms)
+		t->max_gap_ms = now - t->last_ms;
+	t->last_ms = now;
+	t->ticks++;
+}
+
+static int proc_alive(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return 0;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	p = p ? strrchr(buf, ')') : NULL;
+	return p != NULL && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+/* A module that hangs: TIMEOUT at the deadline, the hung script killed,
+ * and a 50 ms timer in the same loop keeps its pace meanwhile. Also the
+ * concurrency cap: a third attempt with two workers busy gets BUSY at once. */
+static void test_hang_timeout_and_busy(void)
+{
+	struct pam_client *pc = client("vep-test", 1000, 2, 0, T.env_plain);
+	struct ticker tk = { 0 };
+	struct timeval every = { 0, 50 * 1000 };
+	struct outcome a, b, c;
+	struct outcome *both[2] = { &a, &b }, *third[1] = { &c };
+	uint64_t id;
+	int64_t t0;
+	char pidtext[32] = "";
+	pid_t sleeper;
+	int started, inside;
+
+	ASSERT_TRUE(pc != NULL);
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	memset(&c, 0, sizeof(c));
+	ASSERT_EQ(pam_client_start(pc, "sleeper", "pw", 2, NULL, on_result, &a, &id), 0);
+	ASSERT_EQ(pam_client_start(pc, "sleeper", "pw", 2, NULL, on_result, &b, &id), 0);
+	t0 = now_ms();
+	tk.ev = event_new(T.base, -1, EV_PERSIST, tick, &tk);
+	ASSERT_TRUE(tk.ev != NULL);
+	event_add(tk.ev, &every);
+	loop_for(300);
+	started = pam_client_start(pc, "alice", "correct horse", 13, NULL, on_result, &c, &id);
+	inside = c.done;
+	loop_until(third, 1, 2000);
+	loop_until(both, 2, TEST_WAIT_MAX_MS);
+	/* The ticker must be gone before any assertion can return early. */
+	event_free(tk.ev);
+	ASSERT_EQ(started, 0);
+	ASSERT_EQ(inside, 0);   /* never called back inside start */
+	ASSERT_EQ(c.done, 1);
+	ASSERT_EQ(c.r.outcome, PAM_OUTCOME_BUSY);
+	ASSERT_TRUE(c.at_ms - t0 < 900);
+	ASSERT_EQ(a.done, 1);
+	ASSERT_EQ(b.done, 1);
+	ASSERT_EQ(a.r.outcome, PAM_OUTCOME_TIMEOUT);
+	ASSERT_EQ(b.r.outcome, PAM_OUTCOME_TIMEOUT);
+	/* The helper's deadline answered, not the loop's backstop. */
+	ASSERT_TRUE(a.at_ms - t0 >= 900);
+	ASSERT_TRUE(a.at_ms - t0 < 1000 + (int64_t)PAM_CLIENT_BACKSTOP_SLACK_MS);
+	fprintf(stderr, "  timeout after %lld ms; %d ticks, max gap %lld ms\n",
+	    (long long)(a.at_ms - t0), tk.ticks, (long long)tk.max_gap_ms);
+	ASSERT_TRUE(tk.ticks >= 12);
+	ASSERT_TRUE(tk.max_gap_ms < 250);
+	/* The module's sleeping script died with its worker. */
+	ASSERT_EQ(read_text("sleeper.pid", pidtext, sizeof(pidtext)), 0);
+	sleeper = (pid_t)atoi(pidtext);
+	ASSERT_TRUE(sleeper > 0);
+	loop_for(200);
+	ASSERT_TRUE(!proc_alive(sleeper));
+	/* Slots are free again once the killed workers are reaped. */
+	ASSERT_EQ(auth(pc, "alice", "correct horse"), PAM_OUTCOME_OK);
+	pam_client_free(pc);
+}
+
+static void test_helper_killed(void)
+{
+	struct pam_client *pc = client("vep-test", 5000, 4, 0, T.env_plain);
+	struct outcome a;
+	struct outcome *list[1] = { &a };
+	uint64_t id;
+	pid_t old;
+	int64_t t0, end;
+
+	ASSERT_TRUE(pc != NULL);
+	memset(&a, 0, sizeof(a));
+	old = pam_client_helper_pid(pc);
+	ASSERT_EQ(pam_client_start(pc, "sleeper", "pw", 2, NULL, on_result, &a, &id), 0);
+	loop_for(300);
+	t0 = now_ms();
+	ASSERT_EQ(kill(old, SIGKILL), 0);
+	loop_until(list, 1, 3000);
+	ASSERT_EQ(a.done, 1);
+	ASSERT_EQ(a.r.outcome, PAM_OUTCOME_ERROR);
+	ASSERT_TRUE(a.at_ms - t0 < 1000);
+	/* Respawned after the backoff, as a new process. */
+	end = now_ms() + 3000;
+	while ((pam_client_helper_pid(pc) == 0 || pam_client_helper_pid(pc) == old) &&
+	    now_ms() < end)
+		loop_for(20);
+	ASSERT_TRUE(pam_client_helper_pid(pc) != 0);
+	ASSERT_TRUE(pam_client_helper_pid(pc) != old);
+	ASSERT_EQ(auth(pc, "alice", "correct horse"), PAM_OUTCOME_OK);
+	/* A request started while the helper is down waits for the respawn. */
+	ASSERT_EQ(kill(pam_client_helper_pid(pc), SIGKILL), 0);
+	end = now_ms() + 3000;
+	while (pam_client_helper_pid(pc) != 0 && now_ms() < end)
+		event_base_loop(T.base, EVLOOP_ONCE);
+	ASSERT_EQ(pam_client_helper_pid(pc), 0);
+	ASSERT_EQ(auth(pc, "alice", "correct horse"), PAM_OUTCOME_OK);
+	pam_client_free(pc);
+}
+
+static void test_worker_crash(void)
+{
+	struct pam_client *pc = client("vep-test", 5000, 4, 0, T.env_plain);
+	pid_t helper;
+
+	ASSERT_TRUE(pc != NULL);
+	helper = pam_client_helper_pid(pc);
+	ASSERT_EQ(auth(pc, "boom", "pw"), PAM_OUTCOME_ERROR);
+	ASSERT_EQ(pam_client_helper_pid(pc), helper);
+	ASSERT_EQ(auth(pc, "alice", "correct horse"), PAM_OUTCOME_OK);
+	pam_client_free(pc);
+}
+
+static void test_cancel(void)
+{
+	struct pam_client *pc = client("vep-test", 5000, 4, 0, T.env_plain);
+	struct outcome a = { 0 };
+	uint64_t id;
+
+	ASSERT_TRUE(pc != NULL);
+	ASSERT_EQ(pam_client_start(pc, "alice", "correct horse", 13, NULL, on_result, &a, &id), 0);
+	ASSERT_EQ(pam_client_cancel(pc, id), 0);
+	ASSERT_EQ(pam_client_cancel(pc, id), VEP_ERR_INVALID);
+	loop_for(500);
+	ASSERT_EQ(a.done, 0);
+	ASSERT_EQ(auth(pc, "alice", "correct horse"), PAM_OUTCOME_OK);
+	pam_client_free(pc);
+}
+
+/* A helper that stops answering (SIGSTOP): the loop's own backstop answers
+ * TIMEOUT after deadline + slack, and beyond max_workers *
+ * PAM_CLIENT_PENDING_PER_WORKER pending requests the loop says BUSY. */
+static void test_backstop_and_pending_cap(void)
+{
+	struct pam_client *pc = client("vep-test", 500, 1, 0, T.env_plain);
+	struct outcome o[PAM_CLIENT_PENDING_PER_WORKER + 1];
+	struct outcome *list[PAM_CLIENT_PENDING_PER_WORKER + 1];
+	uint64_t id;
+	int64_t t0;
+	size_t i, n = PAM_CLIENT_PENDING_PER_WORKER;
+	pid_t helper;
+
+	ASSERT_TRUE(pc != NULL);
+	loop_for(100);
+	helper = pam_client_helper_pid(pc);
+	ASSERT_EQ(kill(helper, SIGSTOP), 0);
+	memset(o, 0, sizeof(o));
+	t0 = now_ms();
+	for (i = 0; i <= n; i++) {
+		list[i] = &o[i];
+		ASSERT_EQ(pam_client_start(pc, "alice", "correct horse", 13, NULL,
+		    on_result, &o[i], &id), 0);
+	}
+	ASSERT_EQ(o[n].done, 0);
+	loop_until(&list[n], 1, 1000);
+	ASSERT_EQ(o[n].r.outcome, PAM_OUTCOME_BUSY);
+	loop_until(list, n, TEST_WAIT_MAX_MS);
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(o[i].done, 1);
+		ASSERT_EQ(o[i].r.outcome, PAM_OUTCOME_TIMEOUT);
+	}
+	ASSERT_TRUE(o[0].at_ms - t0 >= 500 + (int64_t)PAM_CLIENT_BACKSTOP_SLACK_MS - 100);
+	kill(helper, SIGCONT);
+	/* Late answers for the backstopped ids are dropped (their callbacks
+	 * ran once already); once the helper has worked them off, new
+	 * requests work. */
+	loop_for(1500);
+	for (i = 0; i <= n; i++)
+		ASSERT_EQ(o[i].done, 1);
+	ASSERT_EQ(auth(pc, "alice", "correct horse"), PAM_OUTCOME_OK);
+	pam_client_free(pc);
+}
+
+static void test_min_uid(void)
+{
+	struct pam_client *strict = client("vep-test", 5000, 4, 1000, T.env_nss);
+	struct pam_client *open = client("vep-test", 5000, 4, 0, T.env_nss);
+
+	ASSERT_TRUE(strict != NULL && open != NULL);
+	ASSERT_EQ(auth(strict, "alice", "correct horse"), PAM_OUTCOME_OK);
+	ASSERT_EQ(auth(strict, "lowuid", "pw"), PAM_OUTCOME_USER_REFUSED);
+	ASSERT_EQ(auth(strict, "nopw", "pw"), PAM_OUTCOME_USER_REFUSED);
+	ASSERT_EQ(auth(strict, "toor", "pw"), PAM_OUTCOME_USER_REFUSED);
+	ASSERT_EQ(auth(strict, "lowuid", "wrong"), PAM_OUTCOME_AUTH_FAILED);
+	/* min_uid 0 (the demo): no passwd entry needed, but UID 0 never. */
+	ASSERT_EQ(auth(open, "nopw", "pw"), PAM_OUTCOME_OK);
+	ASSERT_EQ(auth(open, "lowuid", "pw"), PAM_OUTCOME_OK);
+	ASSERT_EQ(auth(open, "toor", "pw"), PAM_OUTCOME_USER_REFUSED);
+	pam_client_free(strict);
+	pam_client_free(open);
+}
+
+static void test_fail_delay_captured(void)
+{
+	struct pam_client *pc = client("vep-delay", 5000, 4, 0, T.env_plain);
+	struct outcome o;
+
+	ASSERT_TRUE(pc != NULL);
+	ASSERT_EQ(attempt(pc, "alice", "wrong", 5, NULL, &o), PAM_OUTCOME_AUTH_FAILED);
+	fprintf(stderr, "  PAM asked for %u us; answered after %lld ms\n",
+	    o.r.pam_delay_us, (long long)o.at_ms);
+	/* pam_faildelay delay=2000000; libpam randomises it by up to 50%. */
+	ASSERT_TRUE(o.r.pam_delay_us >= 1000000);
+	ASSERT_TRUE(o.r.pam_delay_us <= 3000000);
+	/* and nobody slept for it. */
+	ASSERT_TRUE(o.at_ms < 1000);
+	ASSERT_EQ(attempt(pc, "alice", "correct horse", 13, NULL, &o), PAM_OUTCOME_OK);
+	pam_client_free(pc);
+}
+
+static void test_conversation_rules(void)
+{
+	struct pam_client *flood = client("vep-chatty", 5000, 4, 0, T.env_plain);
+	struct pam_client *chat = client("vep-chatty-ok", 5000, 4, 0, T.env_plain);
+	struct pam_client *echo = client("vep-echo", 5000, 4, 0, T.env_plain);
+	struct pam_client *rewrite = client("vep-rewrite", 5000, 4, 0, T.env_plain);
+
+	ASSERT_TRUE(flood && chat && echo && rewrite);
+	/* Over PAMP_CONV_MAX_MESSAGES messages: failed even with the password. */
+	ASSERT_EQ(auth(flood, "alice", "correct horse"), PAM_OUTCOME_AUTH_FAILED);
+	/* A few informational messages are fine. */
+	ASSERT_EQ(auth(chat, "alice", "correct horse"), PAM_OUTCOME_OK);
+	/* An echo-on prompt is never answered with the password. */
+	ASSERT_EQ(auth(echo, "alice", "correct horse"), PAM_OUTCOME_AUTH_FAILED);
+	/* A module that rewrites PAM_USER signs nobody in. */
+	ASSERT_EQ(auth(rewrite, "alice", "correct horse"), PAM_OUTCOME_USER_REFUSED);
+	pam_client_free(flood);
+	pam_client_free(chat);
+	pam_client_free(echo);
+	pam_client_free(rewrite);
+}
+
+static int setup_files(void)
+{
+	char pw1024[1025], buf[2048], *p4000;
+	const char *m = WRAPPER_MODULES "/pam_matrix.so";
+	int rc = 0;
+
+	fill_password(pw1024, 1024);
+	p4000 = malloc(4001);
+	if (p4000 == NULL)
+		return -1;
+	fill_password(p4000, 4000);
+	rc |= write_file("expect.pw", p4000, 4000, 0600);
+	free(p4000);
+	snprintf(buf, sizeof(buf),
+	    "alice:correct horse:vep-test\nroot:rootpw:vep-test\nrhostcheck:pw:vep-test\n"
+	    "lowuid:pw:vep-test\nnopw:pw:vep-test\ntoor:pw:vep-test\n"
+	    "sleeper:pw:vep-test\nlongpw:%s:vep-test\n", pw1024);
+	rc |= write_file("passdb", buf, strlen(buf), 0600);
+	snprintf(buf, sizeof(buf),
+	    "#!/bin/sh\necho \"$PAM_USER\" >> %s/seen_users\n"
+	    "case \"$PAM_USER\" in\n"
+	    "sleeper) echo $$ > %s/sleeper.pid; exec sleep 30;;\n"
+	    "rhostcheck) echo \"$PAM_RHOST\" > %s/rhost;;\n"
+	    "esac\nexit 0\n", T.dir, T.dir, T.dir);
+	rc |= write_file("hook.sh", buf, strlen(buf), 0700);
+	snprintf(buf, sizeof(buf),
+	    "auth required %s/pam_exec.so quiet %s/hook.sh\n"
+	    "auth required %s crash_user=boom\n"
+	    "auth required %s passdb=%s/passdb\n"
+	    "account required %s/pam_permit.so\n",
+	    SYSTEM_MODULES, T.dir, T.module, m, T.dir, SYSTEM_MODULES);
+	rc |= write_file("vep-test", buf, strlen(buf), 0644);
+	snprintf(buf, sizeof(buf), "auth required %s passdb=%s/passdb\n"
+	    "account required %s/pam_deny.so\n", m, T.dir, SYSTEM_MODULES);
+	rc |= write_file("vep-acct", buf, strlen(buf), 0644);
+	snprintf(buf, sizeof(buf), "auth optional %s/pam_faildelay.so delay=2000000\n"
+	    "auth required %s passdb=%s/passdb\n"
+	    "account required %s/pam_permit.so\n", SYSTEM_MODULES, m, T.dir, SYSTEM_MODULES);
+	rc |= write_file("vep-delay", buf, strlen(buf), 0644);
+	snprintf(buf, sizeof(buf), "auth required %s/pam_chatty.so num_lines=20 info error\n"
+	    "auth required %s passdb=%s/passdb\n"
+	    "account required %s/pam_permit.so\n", WRAPPER_MODULES, m, T.dir, SYSTEM_MODULES);
+	rc |= write_file("vep-chatty", buf, strlen(buf), 0644);
+	snprintf(buf, sizeof(buf), "auth required %s/pam_chatty.so num_lines=4 info error\n"
+	    "auth required %s passdb=%s/passdb\n"
+	    "account required %s/pam_permit.so\n", WRAPPER_MODULES, m, T.dir, SYSTEM_MODULES);
+	rc |= write_file("vep-chatty-ok", buf, strlen(buf), 0644);
+	snprintf(buf, sizeof(buf), "auth required %s passdb=%s/passdb echo\n"
+	    "account required %s/pam_permit.so\n", m, T.dir, SYSTEM_MODULES);
+	rc |= write_file("vep-echo", buf, strlen(buf), 0644);
+	snprintf(buf, sizeof(buf), "auth required %s passdb=%s/passdb\n"
+	    "auth required %s rewrite_user=mallory\n"
+	    "account required %s/pam_permit.so\n", m, T.dir, T.module, SYSTEM_MODULES);
+	rc |= write_file("vep-rewrite", buf, strlen(buf), 0644);
+	snprintf(buf, sizeof(buf), "auth required %s expect=%s/expect.pw\n"
+	    "account required %s/pam_permit.so\n", T.module, T.dir, SYSTEM_MODULES);
+	rc |= write_file("vep-exact", buf, strlen(buf), 0644);
+	snprintf(buf, sizeof(buf),
+	    "alice:x:1001:1001:Alice:/nonexistent:/bin/false\n"
+	    "lowuid:x:500:500::/nonexistent:/bin/false\n"
+	    "toor:x:0:0::/root:/bin/false\n");
+	rc |= write_file("passwd", buf, strlen(buf), 0644);
+	snprintf(buf, sizeof(buf), "users:x:1001:\nlow:x:500:\nroot:x:0:\n");
+	rc |= write_file("group", buf, strlen(buf), 0644);
+	/* libpam falls back to "other" for unknown services; deny all. */
+	snprintf(buf, sizeof(buf), "auth required %s/pam_deny.so\n"
+	    "account required %s/pam_deny.so\n", SYSTEM_MODULES, SYSTEM_MODULES);
+	rc |= write_file("other", buf, strlen(buf), 0644);
+	return rc;
+}
+
+/* a + b + c as a new string. */
+static char *join(const char *a, const char *b, const char *c)
+{
+	size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
+	char *s = malloc(n);
+
+	if (s != NULL)
+		snprintf(s, n, "%s%s%s", a, b, c);
+	return s;
+}
+
+static void setup_env(void)
+{
+	const char *asan = getenv("ASAN_OPTIONS");
+	int i = 0, j = 0;
+
+	T.env_plain[i++] = join("LD_PRELOAD=", PAM_WRAPPER_LIB, "");
+	T.env_nss[j++] = join("LD_PRELOAD=", PAM_WRAPPER_LIB, ":" NSS_WRAPPER_LIB);
+	T.env_plain[i++] = join("PAM_WRAPPER=1", "", "");
+	T.env_nss[j++] = join("PAM_WRAPPER=1", "", "");
+	T.env_plain[i++] = join("PAM_WRAPPER_SERVICE_DIR=", T.dir, "");
+	T.env_nss[j++] = join("PAM_WRAPPER_SERVICE_DIR=", T.dir, "");
+	T.env_nss[j++] = join("NSS_WRAPPER_PASSWD=", T.dir, "/passwd");
+	T.env_nss[j++] = join("NSS_WRAPPER_GROUP=", T.dir, "/group");
+#if defined(__SANITIZE_ADDRESS__)
+	/* The helper is instrumented too and the wrappers are preloaded ahead
+	 * of the ASan runtime. */
+	T.env_plain[i++] = join("PAM_WRAPPER_DISABLE_DEEPBIND=1", "", "");
+	T.env_nss[j++] = join("PAM_WRAPPER_DISABLE_DEEPBIND=1", "", "");
+	/* Debian's pam_wrapper 1.1.4 reads this name instead (upstream bug). */
+	T.env_plain[i++] = join("UID_WRAPPER_DISABLE_DEEPBIND=1", "", "");
+	T.env_nss[j++] = join("UID_WRAPPER_DISABLE_DEEPBIND=1", "", "");
+	T.env_plain[i++] = join("ASAN_OPTIONS=", asan ? asan : "",
+	    asan ? ":verify_asan_link_order=0" : "verify_asan_link_order=0");
+	T.env_nss[j++] = join("ASAN_OPTIONS=", asan ? asan : "",
+	    asan ? ":verify_asan_link_order=0" : "verify_asan_link_order=0");
+#else
+	(void)asan;
+#endif
+	T.env_plain[i] = NULL;
+	T.env_nss[j] = NULL;
+}
+
+static void cleanup(void)
+{
+	static const char *const names[] = {
+		"expect.pw", "passdb", "hook.sh", "vep-test", "vep-acct", "vep-delay",
+		"vep-chatty", "vep-chatty-ok", "vep-echo", "vep-rewrite", "vep-exact",
+		"passwd", "group", "seen_users", "sleeper.pid", "rhost", "other",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		unlink(file(names[i]));
+	rmdir(T.dir);
+	for (i = 0; T.env_plain[i]; i++)
+		free(T.env_plain[i]);
+	for (i = 0; T.env_nss[i]; i++)
+		free(T.env_nss[i]);
+}
+
+int main(int argc, char **argv)
+{
+	struct rlimit nocore = { 0, 0 };
+	int rc;
+
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: %s <vep-pam-helper> <pam_vep_test.so> [test]\n", argv[0]);
+		return 2;
+	}
+	if (access(PAM_WRAPPER_LIB, R_OK) != 0) {
+		fprintf(stderr, "skip: %s not installed (Debian package libpam-wrapper)\n",
+		    PAM_WRAPPER_LIB);
+		return 77;
+	}
+	if (access(NSS_WRAPPER_LIB, R_OK) != 0) {
+		fprintf(stderr, "skip: %s not installed (libnss-wrapper)\n", NSS_WRAPPER_LIB);
+		return 77;
+	}
+	/* The crash test aborts a worker on purpose: no core files. */
+	setrlimit(RLIMIT_CORE, &nocore);
+	signal(SIGPIPE, SIG_IGN);
+	/* pam_wrapper resolves relative module paths under /lib/security. */
+	T.helper = realpath(argv[1], NULL);
+	T.module = realpath(argv[2], NULL);
+	if (T.helper == NULL || T.module == NULL) {
+		perror("realpath");
+		return 1;
+	}
+	snprintf(T.dir, sizeof(T.dir), "/tmp/vep-pam-test.XXXXXX");
+	if (mkdtemp(T.dir) == NULL || setup_files() != 0) {
+		perror("test setup");
+		return 1;
+	}
+	setup_env();
+	T.base = event_base_new();
+	if (T.base == NULL)
+		return 1;
+
+	if (argc < 4 || strcmp(argv[3], "test_basic") == 0)
+		RUN(test_basic);
+	if (argc < 4 || strcmp(argv[3], "test_argument_limits") == 0)
+		RUN(test_argument_limits);
+	if (argc < 4 || strcmp(argv[3], "test_long_passwords") == 0)
+		RUN(test_long_passwords);
+	if (argc < 4 || strcmp(argv[3], "test_account_refused") == 0)
+		RUN(test_account_refused);
+	if (argc < 4 || strcmp(argv[3], "test_hang_timeout_and_busy") == 0)
+		RUN(test_hang_timeout_and_busy);
+	if (argc < 4 || strcmp(argv[3], "test_helper_killed") == 0)
+		RUN(test_helper_killed);
+	if (argc < 4 || strcmp(argv[3], "test_worker_crash") == 0)
+		RUN(test_worker_crash);
+	if (argc < 4 || strcmp(argv[3], "test_cancel") == 0)
+		RUN(test_cancel);
+	if (argc < 4 || strcmp(argv[3], "test_backstop_and_pending_cap") == 0)
+		RUN(test_backstop_and_pending_cap);
+	if (argc < 4 || strcmp(argv[3], "test_min_uid") == 0)
+		RUN(test_min_uid);
+	if (argc < 4 || strcmp(argv[3], "test_fail_delay_captured") == 0)
+		RUN(test_fail_delay_captured);
+	if (argc < 4 || strcmp(argv[3], "test_conversation_rules") == 0)
+		RUN(test_conversation_rules);
+
+	event_base_free(T.base);
+	cleanup();
+	free(T.helper);
+	free(T.module);
+	rc = harness_done();
+	return rc;
+}

@@ -1,0 +1,366 @@
+/*
+ * test_db_audit.c - the audit trail on a real SQLite file: the event table
+ * agrees with the schema, rows round-trip and are found by address and
+ * time, a committed row is visible to another connection, argument limits,
+ * batches commit all or nothing, a full database (PRAGMA max_page_count)
+ * gives DB_ERR_FULL with no partial row and an intact file, and a second
+ * connection holding the write lock gives DB_ERR_BUSY within the deadline.
+ */
+#include <sys/time.h>
+
+#include "db.h"
+#include "db_audit.h"
+#include "db_testutil.h"
+#include "harness.h"
+
+static char *dir;
+static struct db *db;
+
+static const char fp1[] =
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+static long long
+raw_count(const char *sql)
+{
+	char *path = tu_path(dir, DB_FILE_NAME);
+	sqlite3 *raw = tu_raw_open(path);
+	long long n = raw ? tu_raw_int(raw, sql) : -1;
+
+	sqlite3_close(raw);
+	free(path);
+	return n;
+}
+
+static long long
+audit_rows(void)
+{
+	return raw_count("SELECT count(*) FROM audit");
+}
+
+static void
+test_event_table_matches_schema(void)
+{
+	char *path = tu_path(dir, DB_FILE_NAME);
+	sqlite3 *raw = tu_raw_open(path);
+	sqlite3_stmt *st = NULL;
+	enum db_audit_event ev;
+	size_t i, seen = 0;
+
+	ASSERT_TRUE(raw != NULL);
+	ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT id, name FROM audit_events ORDER BY id",
+	    -1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+
+		ASSERT_STREQ(db_audit_event_name((enum db_audit_event)sqlite3_column_int(st, 0)),
+		    name);
+		ASSERT_EQ(db_audit_event_from_name(name, &ev), 0);
+		ASSERT_EQ(ev, sqlite3_column_int(st, 0));
+		seen++;
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(raw);
+	free(path);
+	ASSERT_EQ(seen, db_audit_event_count());
+	for (i = 0; i < db_audit_event_count(); i++)
+		ASSERT_TRUE(db_audit_event_name(db_audit_event_at(i)) != NULL);
+	ASSERT_TRUE(db_audit_event_name((enum db_audit_event)99) == NULL);
+	ASSERT_EQ(db_audit_event_from_name("nope", &ev), VEP_ERR_INVALID);
+}
+
+struct collect {
+	int n;
+	int64_t ids[64];
+	char emails[64][64];
+	char outcomes[64][32];
+	enum db_audit_event events[64];
+	int64_t iat[64], exp[64];
+	int fp_set[64];
+	int stop_after;
+};
+
+static int
+collect_cb(const struct db_audit_row *r, void *arg)
+{
+	struct collect *c = arg;
+
+	if (c->n >= 64)
+		return -999;
+	c->ids[c->n] = r->id;
+	(void)snprintf(c->emails[c->n], sizeof(c->emails[0]), "%s", r->email);
+	(void)snprintf(c->outcomes[c->n], sizeof(c->outcomes[0]), "%s", r->outcome);
+	c->events[c->n] = r->event;
+	c->iat[c->n] = r->iat_ms;
+	c->exp[c->n] = r->exp_ms;
+	c->fp_set[c->n] = r->key_fp != NULL && strcmp(r->key_fp, fp1) == 0;
+	c->n++;
+	return c->stop_after && c->n >= c->stop_after ? 42 : 0;
+}
+
+static void
+test_rows_and_queries(void)
+{
+	struct db_audit_filter f = { 0 };
+	struct collect c;
+
+	ASSERT_EQ(db_audit_login(db, 1000, 0, "alice", "192.0.2.1", "bad_password"), 0);
+	ASSERT_EQ(db_audit_login(db, 2000, 1, "alice@example.com", "192.0.2.1", NULL), 0);
+	ASSERT_EQ(db_audit_cert(db, 3000, "alice@example.com", fp1, 2990, 3000 + 3600000,
+	    "192.0.2.1"), 0);
+	ASSERT_EQ(db_audit_login(db, 4000, 0, NULL, NULL, NULL), 0);
+	ASSERT_EQ(db_audit_cert(db, 5000, "bob@example.com", fp1, 4990, 6000, "192.0.2.2"), 0);
+	/* Committed: another connection sees every row right away. */
+	ASSERT_EQ(audit_rows(), 5);
+
+	memset(&c, 0, sizeof(c));
+	ASSERT_EQ(db_audit_query(db, NULL, collect_cb, &c), 0);
+	ASSERT_EQ(c.n, 5);
+	ASSERT_STREQ(c.emails[0], "alice");
+	ASSERT_EQ(c.events[0], DB_AUDIT_LOGIN_FAILURE);
+	ASSERT_STREQ(c.outcomes[0], "bad_password");
+	ASSERT_EQ(c.events[1], DB_AUDIT_LOGIN_SUCCESS);
+	ASSERT_STREQ(c.outcomes[1], "ok");
+	ASSERT_EQ(c.events[2], DB_AUDIT_CERT_ISSUED);
+	ASSERT_EQ(c.iat[2], 2990);
+	ASSERT_EQ(c.exp[2], 3603000);
+	ASSERT_TRUE(c.fp_set[2]);
+	ASSERT_TRUE(!c.fp_set[0]);
+	ASSERT_EQ(c.iat[0], 0);
+	ASSERT_STREQ(c.emails[3], DB_AUDIT_UNKNOWN);
+	ASSERT_STREQ(c.outcomes[3], "failed");
+	ASSERT_TRUE(c.ids[0] < c.ids[1]);
+
+	memset(&c, 0, sizeof(c));
+	f.email = "alice@example.com";
+	ASSERT_EQ(db_audit_query(db, &f, collect_cb, &c), 0);
+	ASSERT_EQ(c.n, 2);
+	ASSERT_EQ(c.events[0], DB_AUDIT_LOGIN_SUCCESS);
+	ASSERT_EQ(c.events[1], DB_AUDIT_CERT_ISSUED);
+
+	memset(&c, 0, sizeof(c));
+	f.email = NULL;
+	f.since_ms = 3000;
+	ASSERT_EQ(db_audit_query(db, &f, collect_cb, &c), 0);
+	ASSERT_EQ(c.n, 3);
+	ASSERT_STREQ(c.emails[2], "bob@example.com");
+
+	memset(&c, 0, sizeof(c));
+	f.email = "alice@example.com";
+	f.since_ms = 2001;
+	ASSERT_EQ(db_audit_query(db, &f, collect_cb, &c), 0);
+	ASSERT_EQ(c.n, 1);
+
+	memset(&c, 0, sizeof(c));
+	f.email = NULL;
+	f.since_ms = 0;
+	f.limit = 2;
+	ASSERT_EQ(db_audit_query(db, &f, collect_cb, &c), 0);
+	ASSERT_EQ(c.n, 2);
+
+	/* A callback's non-zero return stops the walk and is passed back. */
+	memset(&c, 0, sizeof(c));
+	c.stop_after = 1;
+	ASSERT_EQ(db_audit_query(db, NULL, collect_cb, &c), 42);
+	ASSERT_EQ(c.n, 1);
+	f.limit = -1;
+	ASSERT_EQ(db_audit_query(db, &f, collect_cb, &c), VEP_ERR_ARG);
+	ASSERT_EQ(db_audit_query(db, NULL, NULL, &c), VEP_ERR_ARG);
+}
+
+static void
+test_args(void)
+{
+	struct db_audit_row r = { .ts_ms = 1, .event = DB_AUDIT_LOGOUT, .outcome = "ok" };
+	char big[DB_AUDIT_TEXT_MAX + 2];
+	long long before = audit_rows();
+
+	ASSERT_EQ(db_audit_cert(db, 1, "a@example.com", "ABCDEF", 1, 2, "x"), VEP_ERR_ARG);
+	ASSERT_EQ(db_audit_cert(db, 1, "a@example.com",
+	    "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef", 1, 2, "x"),
+	    VEP_ERR_ARG);
+	ASSERT_EQ(db_audit_cert(db, 1, "a@example.com", NULL, 1, 2, "x"), VEP_ERR_ARG);
+	ASSERT_EQ(db_audit_cert(db, 1, NULL, fp1, 1, 2, "x"), VEP_ERR_ARG);
+	ASSERT_EQ(db_audit_cert(db, -1, "a@example.com", fp1, 1, 2, "x"), VEP_ERR_ARG);
+	r.event = (enum db_audit_event)77;
+	ASSERT_EQ(db_audit_add(db, &r), VEP_ERR_ARG);
+	r.event = DB_AUDIT_LOGOUT;
+	r.outcome = NULL;
+	ASSERT_EQ(db_audit_add(db, &r), VEP_ERR_ARG);
+	r.outcome = "ok";
+	memset(big, 'b', sizeof(big));
+	big[DB_AUDIT_TEXT_MAX] = '\0';
+	r.email = big;
+	ASSERT_EQ(db_audit_add(db, &r), 0);
+	big[DB_AUDIT_TEXT_MAX] = 'b';
+	big[DB_AUDIT_TEXT_MAX + 1] = '\0';
+	ASSERT_EQ(db_audit_add(db, &r), VEP_ERR_TOOBIG);
+	r.email = NULL;
+	r.client_addr = big;
+	ASSERT_EQ(db_audit_add(db, &r), VEP_ERR_TOOBIG);
+	r.client_addr = NULL;
+	r.outcome = big;
+	ASSERT_EQ(db_audit_add(db, &r), VEP_ERR_TOOBIG);
+	ASSERT_EQ(db_audit_add(NULL, &r), VEP_ERR_ARG);
+	ASSERT_EQ(audit_rows(), before + 1);
+}
+
+static void
+test_batch(void)
+{
+	struct db_audit_row r = { .ts_ms = 9000, .event = DB_AUDIT_CERT_ISSUED,
+	    .key_fp = fp1, .iat_ms = 8990, .exp_ms = 99000, .outcome = "ok" };
+	struct db_audit_batch *b = NULL;
+	struct db_audit_filter f = { .email = "batch@example.com" };
+	struct collect c;
+	char email[64];
+	long long before = audit_rows();
+	int i;
+
+	ASSERT_EQ(db_audit_batch_new(&b), 0);
+	ASSERT_EQ(db_audit_batch_commit(db, b), 0);   /* empty: nothing to do */
+	for (i = 0; i < 3; i++) {
+		/* The batch copies: the caller's buffer may change right after. */
+		(void)snprintf(email, sizeof(email), "batch@example.com");
+		r.email = email;
+		r.client_addr = "198.51.100.7";
+		ASSERT_EQ(db_audit_batch_add(b, &r), 0);
+		memset(email, 'X', sizeof(email) - 1);
+	}
+	ASSERT_EQ(db_audit_batch_count(b), 3);
+	ASSERT_EQ(db_audit_batch_commit(db, b), 0);
+	ASSERT_EQ(db_audit_batch_count(b), 0);
+	ASSERT_EQ(audit_rows(), before + 3);
+	memset(&c, 0, sizeof(c));
+	ASSERT_EQ(db_audit_query(db, &f, collect_cb, &c), 0);
+	ASSERT_EQ(c.n, 3);
+	ASSERT_TRUE(c.fp_set[2]);
+
+	/* DB_AUDIT_BATCH_MAX rows, then refusal. */
+	r.email = NULL;
+	for (i = 0; i < DB_AUDIT_BATCH_MAX; i++)
+		ASSERT_EQ(db_audit_batch_add(b, &r), 0);
+	ASSERT_EQ(db_audit_batch_add(b, &r), VEP_ERR_TOOBIG);
+	r.key_fp = "short";
+	ASSERT_EQ(db_audit_batch_add(b, &r), VEP_ERR_ARG);
+	ASSERT_EQ(db_audit_batch_count(b), DB_AUDIT_BATCH_MAX);
+	db_audit_batch_free(b);
+	db_audit_batch_free(NULL);
+	ASSERT_EQ(audit_rows(), before + 3);
+}
+
+/* Disk full: cap the file at its current size, then write until SQLite
+ * says SQLITE_FULL. The failing write leaves no row, the file passes
+ * integrity_check, and writing works again once there is room. */
+static void
+test_disk_full(void)
+{
+	struct db_audit_row r = { .ts_ms = 10000, .event = DB_AUDIT_CERT_ISSUED,
+	    .key_fp = fp1, .iat_ms = 1, .exp_ms = 2, .outcome = "ok" };
+	struct db_audit_batch *b = NULL;
+	char email[DB_AUDIT_TEXT_MAX + 1];
+	long long before, after;
+	int i, ret = 0;
+
+	memset(email, 'f', sizeof(email));
+	email[DB_AUDIT_TEXT_MAX] = '\0';
+	r.email = email;
+	r.client_addr = email;
+	ASSERT_EQ(db_set_size_limit(db, 1), 0);   /* = current size */
+	/* Each row is ~700 bytes: a few pages' worth must hit the cap. */
+	for (i = 0; i < 1000; i++) {
+		before = audit_rows();
+		if ((ret = db_audit_add(db, &r)) != 0)
+			break;
+	}
+	ASSERT_EQ(ret, DB_ERR_FULL);
+	after = audit_rows();
+	ASSERT_EQ(after, before);
+	ASSERT_EQ(db_check_integrity(db), 0);
+	ASSERT_EQ(raw_count("SELECT count(*) FROM pragma_integrity_check WHERE"
+	    " integrity_check = 'ok'"), 1);
+
+	/* A batch that does not fit: none of it lands, the batch stays. */
+	ASSERT_EQ(db_audit_batch_new(&b), 0);
+	for (i = 0; i < 200; i++)
+		ASSERT_EQ(db_audit_batch_add(b, &r), 0);
+	ASSERT_EQ(db_audit_batch_commit(db, b), DB_ERR_FULL);
+	ASSERT_EQ(audit_rows(), after);
+	ASSERT_EQ(db_audit_batch_count(b), 200);
+	ASSERT_EQ(db_check_integrity(db), 0);
+
+	ASSERT_EQ(db_set_size_limit(db, 0), 0);
+	ASSERT_EQ(db_audit_batch_commit(db, b), 0);
+	ASSERT_EQ(audit_rows(), after + 200);
+	ASSERT_EQ(db_audit_add(db, &r), 0);
+	ASSERT_EQ(audit_rows(), after + 201);
+	db_audit_batch_free(b);
+}
+
+static long
+elapsed_ms(const struct timeval *a, const struct timeval *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000 + (b->tv_usec - a->tv_usec) / 1000;
+}
+
+/* Another connection holds the write lock: the audit write gives up with
+ * DB_ERR_BUSY at the busy deadline, writes nothing, and succeeds once the
+ * lock is gone. */
+static void
+test_busy(void)
+{
+	struct db_options o = { .busy_timeout_ms = 250 };
+	struct db *bdb = NULL;
+	struct db_audit_batch *b = NULL;
+	struct db_audit_row r = { .ts_ms = 20000, .event = DB_AUDIT_LOGOUT,
+	    .email = "busy@example.com", .outcome = "ok" };
+	char *path = tu_path(dir, DB_FILE_NAME);
+	struct timeval t0, t1;
+	sqlite3 *raw = tu_raw_open(path);
+	long long before = audit_rows();
+	long ms;
+
+	ASSERT_TRUE(raw != NULL);
+	ASSERT_EQ(db_open(dir, &o, &bdb), 0);
+	ASSERT_EQ(sqlite3_exec(raw, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	gettimeofday(&t0, NULL);
+	ASSERT_EQ(db_audit_cert(bdb, 20000, "busy@example.com", fp1, 1, 2, "192.0.2.9"),
+	    DB_ERR_BUSY);
+	gettimeofday(&t1, NULL);
+	ms = elapsed_ms(&t0, &t1);
+	ASSERT_TRUE(ms >= 200);
+	ASSERT_TRUE(ms < 3000);
+	ASSERT_EQ(db_audit_batch_new(&b), 0);
+	ASSERT_EQ(db_audit_batch_add(b, &r), 0);
+	ASSERT_EQ(db_audit_batch_commit(bdb, b), DB_ERR_BUSY);
+	ASSERT_EQ(db_audit_batch_count(b), 1);
+	ASSERT_EQ(sqlite3_exec(raw, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+	ASSERT_EQ(audit_rows(), before);
+	ASSERT_EQ(db_audit_cert(bdb, 20000, "busy@example.com", fp1, 1, 2, "192.0.2.9"), 0);
+	ASSERT_EQ(db_audit_batch_commit(bdb, b), 0);
+	ASSERT_EQ(audit_rows(), before + 2);
+	db_audit_batch_free(b);
+	db_close(bdb);
+	sqlite3_close(raw);
+	free(path);
+}
+
+int
+main(void)
+{
+	if ((dir = tu_mkdtemp()) == NULL)
+		return 77;
+	if (db_open(dir, NULL, &db) != 0) {
+		fprintf(stderr, "db_open failed\n");
+		tu_rmdir(dir);
+		return 1;
+	}
+	RUN(test_event_table_matches_schema);
+	RUN(test_rows_and_queries);
+	RUN(test_args);
+	RUN(test_batch);
+	RUN(test_disk_full);
+	RUN(test_busy);
+	db_close(db);
+	tu_rmdir(dir);
+	return harness_done();
+}
