@@ -21,9 +21,16 @@ const AUD = 'https://rp.example';
 const SHORT_SIG_MAX_TRIES = 20000;
 const MIN = 60 * 1000;
 
-/* An RSA key from node's crypto as a browserid-crypto keypair. */
+/* An RSA key made by vep-keytool genkey (node 20's generateKeyPairSync can
+ * deadlock in the garbage collector's KeyGenJob destructor, seen here), loaded
+ * into node's crypto and into browserid-crypto with its CRT parameters. */
 function rsaKeypair(bits) {
-  const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: bits });
+  const dir = c.tmpdir();
+  const file = path.join(dir, 'key.pem');
+  const r = c.keytool(['genkey', '--alg', bits === 1024 ? 'RS128' : 'RS256', '--out', file]);
+  if (r.code !== 0) throw new Error('vep-keytool genkey failed: ' + r.stderr);
+  const privateKey = crypto.createPrivateKey(fs.readFileSync(file));
+  fs.rmSync(dir, { recursive: true, force: true });
   const jwk = privateKey.export({ format: 'jwk' });
   const sk = c.jwcrypto.loadSecretKeyFromObject({ algorithm: 'RS', kty: 'RSA', n: jwk.n, e: jwk.e, d: jwk.d });
   const BI = sk.rsa.n.constructor;
