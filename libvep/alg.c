@@ -215,3 +215,19 @@ vep_ossl_fail(int rc)
 	ERR_clear_error();
 	return rc;
 }
+
+int
+vep_pkey_public_from_params(const char *ossl_name, const OSSL_PARAM *params,
+    EVP_PKEY **out)
+{
+	EVP_PKEY_CTX *ctx = NULL;
+	int rc = VEP_OK;
+
+	*out = NULL;
+	if ((ctx = EVP_PKEY_CTX_new_from_name(NULL, ossl_name, NULL)) == NULL ||
+	    EVP_PKEY_fromdata_init(ctx) != 1 ||
+	    EVP_PKEY_fromdata(ctx, out, EVP_PKEY_PUBLIC_KEY, (OSSL_PARAM *)params) != 1)
+		rc = vep_ossl_fail(VEP_ERR_CRYPTO);
+	EVP_PKEY_CTX_free(ctx);
+	return rc;
+}

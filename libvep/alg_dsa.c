@@ -81,7 +81,6 @@ dsa_from_json(const json_t *obj, EVP_PKEY **pkey, const struct vep_alg **alg)
 	BIGNUM *y = NULL, *p = NULL, *q = NULL, *g = NULL;
 	OSSL_PARAM_BLD *bld = NULL;
 	OSSL_PARAM *params = NULL;
-	EVP_PKEY_CTX *ctx = NULL;
 	EVP_PKEY *k = NULL;
 	const struct vep_alg *a = NULL;
 	int rc;
@@ -105,19 +104,14 @@ dsa_from_json(const json_t *obj, EVP_PKEY **pkey, const struct vep_alg **alg)
 		rc = vep_ossl_fail(VEP_ERR_NOMEM);
 		goto out;
 	}
-	if ((ctx = EVP_PKEY_CTX_new_from_name(NULL, "DSA", NULL)) == NULL ||
-	    EVP_PKEY_fromdata_init(ctx) != 1 ||
-	    EVP_PKEY_fromdata(ctx, &k, EVP_PKEY_PUBLIC_KEY, params) != 1) {
-		rc = vep_ossl_fail(VEP_ERR_CRYPTO);
+	if ((rc = vep_pkey_public_from_params("DSA", params, &k)) != 0)
 		goto out;
-	}
 	*pkey = k;
 	*alg = a;
 	k = NULL;
 	rc = VEP_OK;
 out:
 	EVP_PKEY_free(k);
-	EVP_PKEY_CTX_free(ctx);
 	OSSL_PARAM_free(params);
 	OSSL_PARAM_BLD_free(bld);
 	BN_free(y);

@@ -82,4 +82,9 @@ int vep_bn_to_json(json_t *obj, const char *name, const BIGNUM *bn,
  * emptying OpenSSL's error queue, so stale entries never reach later calls. */
 int vep_ossl_fail(int rc);
 
+/* Builds a public-only EVP_PKEY of OpenSSL key type ossl_name ("RSA",
+ * "DSA") from params. *out is a new key. Returns 0 or VEP_ERR_CRYPTO. */
+int vep_pkey_public_from_params(const char *ossl_name, const OSSL_PARAM *params,
+    EVP_PKEY **out);
+
 #endif

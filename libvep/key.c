@@ -471,7 +471,6 @@ int
 vep_key_public_copy(const vep_key *k, vep_key **out)
 {
 	OSSL_PARAM *params = NULL;
-	EVP_PKEY_CTX *ctx = NULL;
 	EVP_PKEY *pkey = NULL;
 	vep_key *c = NULL;
 	int rc;
@@ -482,13 +481,12 @@ vep_key_public_copy(const vep_key *k, vep_key **out)
 		rc = VEP_ERR_ARG;
 		goto out;
 	}
-	if (EVP_PKEY_todata(k->pkey, EVP_PKEY_PUBLIC_KEY, &params) != 1 ||
-	    (ctx = EVP_PKEY_CTX_new_from_name(NULL, k->ops->ossl_name, NULL)) == NULL ||
-	    EVP_PKEY_fromdata_init(ctx) != 1 ||
-	    EVP_PKEY_fromdata(ctx, &pkey, EVP_PKEY_PUBLIC_KEY, params) != 1) {
+	if (EVP_PKEY_todata(k->pkey, EVP_PKEY_PUBLIC_KEY, &params) != 1) {
 		rc = vep_ossl_fail(VEP_ERR_CRYPTO);
 		goto out;
 	}
+	if ((rc = vep_pkey_public_from_params(k->ops->ossl_name, params, &pkey)) != 0)
+		goto out;
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		rc = VEP_ERR_NOMEM;
 		goto out;
@@ -502,7 +500,6 @@ vep_key_public_copy(const vep_key *k, vep_key **out)
 	rc = VEP_OK;
 out:
 	EVP_PKEY_free(pkey);
-	EVP_PKEY_CTX_free(ctx);
 	OSSL_PARAM_free(params);
 	return rc;
 }
