@@ -26,6 +26,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         q = urllib.parse.parse_qs(u.query)
         host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
         Handler.log.append((host, self.path))
+        # Logged before replying: the client may exit as soon as it has the body.
+        Handler.log.append(("domain", (q.get("domain") or [""])[0]))
         if u.path.startswith("/slow"):
             time.sleep(5)
         key = (host, u.path) if (host, u.path) in self.routes else ("*", u.path)
@@ -38,7 +40,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.end_headers()
         self.wfile.write(body)
-        self.log.append(("domain", (q.get("domain") or [""])[0]))
 
     def log_message(self, *a):
         pass
