@@ -12,7 +12,12 @@
 #include "domain.h"
 #include "log.h"
 
+struct db;
+struct event;
 struct event_base;
+struct faildelay;
+struct login;
+struct pam_client;
 struct server;
 
 struct authority {
@@ -22,8 +27,14 @@ struct authority {
 	struct event_base *base;     /* owned: the one event loop (never blocks) */
 	struct server *server;       /* owned: the HTTP listener */
 	int demo;                    /* 1 when started with --demo */
-	/* Later work adds its members here (database, PAM client, ...), each
-	 * created in main.c after the configuration and freed in reverse. */
+	struct db *db;               /* owned: sessions, throttle, audit trail */
+	struct pam_client *pam;      /* owned: sign-in through vep-pam-helper */
+	struct faildelay *faildelay; /* owned: when failed sign-ins are answered */
+	struct login *logins;        /* sign-ins waiting for PAM or their delay
+	                              * (h_session.c's list; ended at shutdown) */
+	struct event *housekeeping;  /* owned: purges dead sessions and windows */
+	/* Each member is created in main.c after the configuration and freed
+	 * in reverse. */
 };
 
 #endif

@@ -51,4 +51,19 @@
 /* Bytes of one untrusted string copied into a log line before "...". */
 #define LIMIT_LOG_FIELD_CHARS 200
 
+/* Sign-in and issuance settings (config.c bounds; defaults in its table). */
+#define LIMIT_PAM_TIMEOUT_S_MIN 1
+#define LIMIT_PAM_TIMEOUT_S_MAX 120       /* PAMP_DEADLINE_MS_MAX / 1000 */
+#define LIMIT_PAM_WORKERS_MAX 256         /* PAMP_MAX_WORKERS_MAX */
+#define LIMIT_PAM_MIN_UID_MAX 4294967294L /* (uid_t)-1 means "no user" */
+#define LIMIT_PAM_SERVICE_BYTES 64        /* PAMP_SERVICE_MAX_BYTES */
+#define LIMIT_SESSION_S_MIN 60
+#define LIMIT_SESSION_S_MAX (30L * 24 * 3600) /* DB_SESSION_LIFETIME_MAX_S */
+#define LIMIT_CERT_DURATION_S_MIN 300     /* CERT_MIN_DURATION_S */
+#define LIMIT_CERT_DURATION_S_MAX 86400   /* VEP_CERT_MAX_LIFETIME_MS / 1000 */
+#define LIMIT_THROTTLE_ACCOUNT_MAX 1000
+#define LIMIT_THROTTLE_ADDR_MAX 100000
+#define LIMIT_THROTTLE_WINDOW_S_MAX 86400 /* DB_THROTTLE_WINDOW_MAX_S */
+#define LIMIT_ACCOUNT_SUFFIX_BYTES 64
+
 #endif

@@ -43,6 +43,8 @@ static int set_path(const struct config_key *, void *, const char *, const char 
 static int set_listen(const struct config_key *, void *, const char *, const char *, char *, size_t);
 static int set_url(const struct config_key *, void *, const char *, const char *, char *, size_t);
 static int set_loglevel(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_name(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_suffix(const struct config_key *, void *, const char *, const char *, char *, size_t);
 
 #define G(m) offsetof(struct config, m)
 #define D(m) offsetof(struct config_domain, m)
@@ -62,11 +64,46 @@ static const struct config_key config_keys[] = {
 	  "seconds a connection may stay idle or take to send a request before it is closed" },
 	{ "log_level", SCOPE_GLOBAL, set_loglevel, "info", 0, 0, G(log_level), 0,
 	  "least severe messages logged to stderr: error, warn, info or debug" },
+	{ "pam_service", SCOPE_GLOBAL, set_name, "vep-authority", 1, LIMIT_PAM_SERVICE_BYTES,
+	  G(pam_service), 0,
+	  "PAM service name sign-in uses (its stack is /etc/pam.d/NAME)" },
+	{ "pam_timeout", SCOPE_GLOBAL, set_int, "10", LIMIT_PAM_TIMEOUT_S_MIN,
+	  LIMIT_PAM_TIMEOUT_S_MAX, G(pam_timeout_s), 0,
+	  "seconds one PAM attempt may take; then its worker is killed and the client gets 503" },
+	{ "pam_workers", SCOPE_GLOBAL, set_int, "16", 1, LIMIT_PAM_WORKERS_MAX, G(pam_workers), 0,
+	  "PAM attempts running at once; more wait, and beyond 4 per worker get 503" },
+	{ "pam_min_uid", SCOPE_GLOBAL, set_int, "1000", 0, LIMIT_PAM_MIN_UID_MAX,
+	  G(pam_min_uid), 0,
+	  "lowest UID that may sign in (system accounts are below it); 0 disables the check; "
+	  "root never signs in" },
+	{ "session_idle", SCOPE_GLOBAL, set_int, "3600", LIMIT_SESSION_S_MIN, LIMIT_SESSION_S_MAX,
+	  G(session_idle_s), 0, "seconds a session lasts without being used" },
+	{ "session_lifetime", SCOPE_GLOBAL, set_int, "86400", LIMIT_SESSION_S_MIN,
+	  LIMIT_SESSION_S_MAX, G(session_lifetime_s), 0,
+	  "seconds a session lasts at most after sign-in, however much it is used" },
+	{ "cert_max_duration", SCOPE_GLOBAL, set_int, "21600", LIMIT_CERT_DURATION_S_MIN,
+	  LIMIT_CERT_DURATION_S_MAX, G(cert_max_duration_s), 0,
+	  "longest certificate lifetime issued, in seconds (requests ask for less or get this)" },
+	{ "throttle_account_max", SCOPE_GLOBAL, set_int, "5", 1, LIMIT_THROTTLE_ACCOUNT_MAX,
+	  G(throttle_account_max), 0,
+	  "failed sign-ins per account per window before 429" },
+	{ "throttle_account_window", SCOPE_GLOBAL, set_int, "900", 1, LIMIT_THROTTLE_WINDOW_S_MAX,
+	  G(throttle_account_window_s), 0, "seconds of the per-account window" },
+	{ "throttle_addr_max", SCOPE_GLOBAL, set_int, "20", 1, LIMIT_THROTTLE_ADDR_MAX,
+	  G(throttle_addr_max), 0,
+	  "failed sign-ins per client address per window before 429" },
+	{ "throttle_addr_window", SCOPE_GLOBAL, set_int, "900", 1, LIMIT_THROTTLE_WINDOW_S_MAX,
+	  G(throttle_addr_window_s), 0, "seconds of the per-address window" },
 	{ "key_dir", SCOPE_DOMAIN, set_path, NULL, 0, 0, D(key_dir), 1,
 	  "directory with the domain's current.pem (and previous.pem), as vep-keytool writes it" },
 	{ "public_url", SCOPE_DOMAIN, set_url, NULL, 0, 0, D(public_url), 0,
 	  "scheme://host[:port] where this authority is reached for the domain; absolute links "
 	  "in host-meta and WebFinger use it (default: http:// and the request's Host)" },
+	{ "account_suffix", SCOPE_DOMAIN, set_suffix, NULL, 1, LIMIT_ACCOUNT_SUFFIX_BYTES,
+	  D(account_suffix), 0,
+	  "text appended to an address's local part to make its PAM user name" },
+	{ "account_aliases", SCOPE_DOMAIN, set_path, NULL, 0, 0, D(account_aliases), 0,
+	  "file of 'LOCALPART PAMUSER' lines overriding the default mapping" },
 };
 
 #define NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
@@ -255,6 +292,58 @@ set_loglevel(const struct config_key *k, void *field, const char *text, const ch
 	return VEP_OK;
 }
 
+/* A short name: min..max bytes of [A-Za-z0-9._-], not "." or "..". PAM
+ * turns the service name into a path under /etc/pam.d. */
+static int
+set_name(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	size_t n = strspn(text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789._-");
+	char **dst = field, *p;
+
+	if (text[n] != '\0' || n < (size_t)k->min || n > (size_t)k->max ||
+	    strcmp(text, ".") == 0 || strcmp(text, "..") == 0) {
+		whyf(why, whylen, "must be %ld to %ld characters of A-Z a-z 0-9 . _ -", k->min,
+		    k->max);
+		return VEP_ERR_INVALID;
+	}
+	if ((p = strdup(text)) == NULL) {
+		whyf(why, whylen, "out of memory");
+		return VEP_ERR_NOMEM;
+	}
+	free(*dst);
+	*dst = p;
+	return VEP_OK;
+}
+
+/* Printable ASCII without spaces, '/' or ':' (the result is a user name
+ * handed to PAM and NSS). */
+static int
+set_suffix(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	char **dst = field, *p;
+	size_t i, n = strlen(text);
+
+	for (i = 0; i < n; i++)
+		if (text[i] <= ' ' || text[i] == 0x7f || text[i] == '/' || text[i] == ':' ||
+		    (unsigned char)text[i] > 0x7f)
+			break;
+	if (i != n || n < (size_t)k->min || n > (size_t)k->max) {
+		whyf(why, whylen, "must be %ld to %ld printable ASCII characters without spaces, "
+		    "'/' or ':'", k->min, k->max);
+		return VEP_ERR_INVALID;
+	}
+	if ((p = strdup(text)) == NULL) {
+		whyf(why, whylen, "out of memory");
+		return VEP_ERR_NOMEM;
+	}
+	free(*dst);
+	*dst = p;
+	return VEP_OK;
+}
+
 static const struct config_key *
 find_key(const char *name)
 {
@@ -294,6 +383,8 @@ domain_clear(struct config_domain *d)
 	free(d->name);
 	free(d->key_dir);
 	free(d->public_url);
+	free(d->account_suffix);
+	free(d->account_aliases);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -310,6 +401,7 @@ config_free(struct config *cfg)
 	free(cfg->path);
 	free(cfg->listen);
 	free(cfg->state_dir);
+	free(cfg->pam_service);
 	free(cfg);
 }
 
@@ -411,6 +503,7 @@ struct parse {
 	struct config_domain *dom;       /* current section, NULL for global */
 	unsigned char seen_global[NKEYS];
 	unsigned char seen_domain[NKEYS];
+	unsigned line_global[NKEYS];     /* where each global key was set */
 	char *err;
 	size_t errlen;
 };
@@ -514,6 +607,10 @@ parse_assignment(struct parse *p, char *s)
 	seen[idx] = 1;
 	if (p->dom != NULL && strcmp(k->name, "key_dir") == 0)
 		p->dom->key_dir_line = p->line;
+	if (p->dom != NULL && strcmp(k->name, "account_aliases") == 0)
+		p->dom->account_aliases_line = p->line;
+	if (p->dom == NULL)
+		p->line_global[idx] = p->line;
 	return VEP_OK;
 }
 
@@ -549,6 +646,14 @@ parse_text(struct parse *p, char *text, size_t len)
 	}
 	if ((rc = close_domain(p)) != 0)
 		return rc;
+	if (p->cfg->session_idle_s > p->cfg->session_lifetime_s) {
+		const struct config_key *k = find_key("session_idle");
+		p->line = p->line_global[k - config_keys];
+		if (p->line == 0)
+			p->line = p->line_global[find_key("session_lifetime") - config_keys];
+		return perr(p, "session_idle", "must not exceed session_lifetime (%ld)",
+		    p->cfg->session_lifetime_s);
+	}
 	if (p->cfg->ndomains == 0) {
 		snprintf(p->err, p->errlen, "%s: no [domain NAME] section: at least one served "
 		    "domain is required", p->path);

@@ -34,6 +34,9 @@ struct config_domain {
 	char *public_url;    /* "scheme://host[:port]" without trailing slash, or NULL */
 	unsigned line;       /* line of the [domain] header (0 when built in) */
 	unsigned key_dir_line; /* line of key_dir (0 when built in) */
+	char *account_suffix;  /* appended to the local part for PAM, or NULL */
+	char *account_aliases; /* absolute path of the alias table, or NULL */
+	unsigned account_aliases_line; /* line of account_aliases (0 when unset) */
 };
 
 struct config {
@@ -43,6 +46,17 @@ struct config {
 	long max_age_s;             /* Cache-Control max-age of discovery documents */
 	long request_timeout_s;     /* idle / slow request timeout per connection */
 	long log_level;             /* enum log_level */
+	char *pam_service;          /* PAM service name */
+	long pam_timeout_s;         /* per attempt, then the worker is killed */
+	long pam_workers;           /* concurrent PAM attempts */
+	long pam_min_uid;           /* lowest UID that signs in; 0 = no check */
+	long session_idle_s;        /* session ends after this long unused */
+	long session_lifetime_s;    /* ... and this long after sign-in at most */
+	long cert_max_duration_s;   /* longest certificate lifetime issued */
+	long throttle_account_max;  /* failed sign-ins per account per window */
+	long throttle_account_window_s;
+	long throttle_addr_max;     /* failed sign-ins per client address per window */
+	long throttle_addr_window_s;
 	struct config_domain *domains; /* in file order; the first is the default */
 	size_t ndomains;
 };

@@ -8,6 +8,7 @@
 #include "demo.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,7 +127,10 @@ demo_config(const char *state_dir, struct config **out, char *err, size_t errlen
 	rc = VEP_ERR_NOMEM;
 	if ((cfg = config_new()) == NULL)
 		goto out;
+	/* pam_matrix accounts have no UID; the demo's one account is not a
+	 * system account. */
 	if ((rc = config_set(cfg, "demo", "state_dir", state, msg, sizeof(msg))) != 0 ||
+	    (rc = config_set(cfg, "demo", "pam_min_uid", "0", msg, sizeof(msg))) != 0 ||
 	    (rc = config_add_domain(cfg, DEMO_DOMAIN, kdir)) != 0) {
 		snprintf(err, errlen, "demo: %s", rc == VEP_ERR_NOMEM ? "out of memory" : msg);
 		goto out;
@@ -144,14 +148,131 @@ out:
 	return rc;
 }
 
+/* Where Debian installs libpam-wrapper, by architecture. */
+static const char *const wrapper_dirs[] = {
+	"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib/i386-linux-gnu",
+	"/usr/lib/arm-linux-gnueabihf", "/usr/lib/powerpc64le-linux-gnu",
+	"/usr/lib/s390x-linux-gnu", "/usr/lib64", "/usr/lib",
+};
+
+/* Writes text to path (created or truncated, mode, never through a
+ * symlink). */
+static int
+write_text(const char *path, const char *text, mode_t mode)
+{
+	size_t len = strlen(text), off = 0;
+	ssize_t n;
+	int fd, rc = VEP_OK;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return VEP_ERR_IO;
+	while (off < len && (n = write(fd, text + off, len - off)) > 0)
+		off += (size_t)n;
+	if (off != len || fchmod(fd, mode) != 0)
+		rc = VEP_ERR_IO;
+	if (close(fd) != 0)
+		rc = VEP_ERR_IO;
+	return rc;
+}
+
+void
+demo_pam_env_free(char **env)
+{
+	size_t i;
+
+	for (i = 0; env != NULL && env[i] != NULL; i++)
+		free(env[i]);
+	free(env);
+}
+
+/* The helper's environment: pam_wrapper preloaded, pointed at dir. Deep
+ * binding is off because it breaks under AddressSanitizer. */
+static int
+pam_env(const char *libdir, const char *dir, char ***out)
+{
+	char **env = calloc(6, sizeof(*env));
+
+	*out = NULL;
+	if (env == NULL ||
+	    asprintf(&env[0], "LD_PRELOAD=%s/libpam_wrapper.so", libdir) < 0 ||
+	    (env[1] = strdup("PAM_WRAPPER=1")) == NULL ||
+	    asprintf(&env[2], "PAM_WRAPPER_SERVICE_DIR=%s", dir) < 0 ||
+	    (env[3] = strdup("PAM_WRAPPER_DISABLE_DEEPBIND=1")) == NULL ||
+	    (env[4] = strdup("UID_WRAPPER_DISABLE_DEEPBIND=1")) == NULL) {
+		/* asprintf leaves its pointer undefined on failure */
+		demo_pam_env_free(env);
+		return VEP_ERR_NOMEM;
+	}
+	*out = env;
+	return VEP_OK;
+}
+
+int
+demo_pam_setup(const char *state_dir, const char *service, char ***env_out, char *err,
+    size_t errlen)
+{
+	char lib[512], *dir = NULL, *path = NULL, *text = NULL;
+	const char *libdir = NULL;
+	size_t i;
+	int rc = VEP_ERR_NOMEM;
+
+	*env_out = NULL;
+	for (i = 0; i < sizeof(wrapper_dirs) / sizeof(wrapper_dirs[0]) && libdir == NULL; i++) {
+		snprintf(lib, sizeof(lib), "%s/pam_wrapper/pam_matrix.so", wrapper_dirs[i]);
+		if (access(lib, R_OK) == 0)
+			libdir = wrapper_dirs[i];
+	}
+	if (libdir == NULL) {
+		snprintf(err, errlen, "demo: pam_wrapper not found: install the Debian package "
+		    "libpam-wrapper (the demo's sign-in runs on it)");
+		return VEP_ERR_IO;
+	}
+	if (asprintf(&dir, "%s/pam", state_dir) < 0) {
+		dir = NULL;
+		goto out;
+	}
+	if ((rc = private_dir(dir, err, errlen)) != 0)
+		goto out;
+	rc = VEP_ERR_NOMEM;
+	if (asprintf(&path, "%s/passdb", dir) < 0 ||
+	    asprintf(&text, "%s:%s:%s\n", DEMO_USER, DEMO_PASSWORD, service) < 0) {
+		path = text = NULL;
+		goto out;
+	}
+	if ((rc = write_text(path, text, 0600)) != 0)
+		goto io;
+	free(path);
+	free(text);
+	path = text = NULL;
+	rc = VEP_ERR_NOMEM;
+	if (asprintf(&path, "%s/%s", dir, service) < 0 ||
+	    asprintf(&text, "auth required %s passdb=%s/passdb\n"
+	    "account required %s passdb=%s/passdb\n", lib, dir, lib, dir) < 0) {
+		path = text = NULL;
+		goto out;
+	}
+	if ((rc = write_text(path, text, 0600)) != 0)
+		goto io;
+	rc = pam_env(libdir, dir, env_out);
+	goto out;
+io:
+	snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+out:
+	if (rc == VEP_ERR_NOMEM)
+		snprintf(err, errlen, "demo: out of memory");
+	free(dir);
+	free(path);
+	free(text);
+	return rc;
+}
+
 int
 demo_start(struct authority *a)
 {
-	/* Hook: the demo PAM stack (pam_wrapper + pam_matrix with a demo
-	 * user) starts here once the PAM work lands, so signing in works
-	 * without touching the system's PAM. */
-	log_info(&a->log, "demo: serving %s from %s; try http://%s/.well-known/browserid",
-	    DEMO_DOMAIN, a->cfg->state_dir, server_address(a->server));
+	log_info(&a->log, "demo: serving %s from %s; sign in at http://%s/ as %s@%s with "
+	    "password %s", DEMO_DOMAIN, a->cfg->state_dir, server_address(a->server),
+	    DEMO_USER, DEMO_DOMAIN, DEMO_PASSWORD);
 	return VEP_OK;
 }
 

@@ -5,8 +5,12 @@
  * or --state DIR) holds keys/example.test/ with a generated RSA-2048 key, and
  * the one served domain is example.test.
  *
- * Owns the demo's defaults and the hook where demo-only services start
- * (the demo PAM stack, once the PAM work lands). Must never be reachable
+ * Sign-in works with a demo account, DEMO_USER@example.test with password
+ * DEMO_PASSWORD, without touching the system's PAM: the PAM helper runs
+ * under cwrap's pam_wrapper (Debian libpam-wrapper), whose pam_matrix
+ * module checks a password file in the state directory.
+ *
+ * Owns the demo's defaults and its PAM stack. Must never be reachable
  * without --demo, and never weakens a permission check: the state directory
  * must be private (0700), or the demo refuses to start.
  */
@@ -19,8 +23,10 @@
 
 struct authority;
 
-/* The domain the demo serves. */
+/* The domain the demo serves, and its one account. */
 #define DEMO_DOMAIN "example.test"
+#define DEMO_USER "alice"
+#define DEMO_PASSWORD "wonderland"
 
 /* Builds the demo configuration. state_dir may be NULL (the default above)
  * or relative (to the working directory). Creates the state directory
@@ -29,9 +35,20 @@ struct authority;
  * (VEP_ERR_PERM). On error writes a message to err and returns VEP_ERR_*. */
 int demo_config(const char *state_dir, struct config **out, char *err, size_t errlen);
 
-/* Starts demo-only services after the server is listening. Hook for the
- * demo PAM stack (pam_wrapper with a demo user); today it only logs how to
- * use the demo. Returns 0 or VEP_ERR_*. */
+/* Writes the demo PAM stack under STATE/pam (0700), rewritten at every
+ * start: a pam_wrapper service file named service using pam_matrix for
+ * auth and account, and its password file (0600) with the demo account.
+ * *env_out gets a new NULL-terminated environment for the PAM helper
+ * (LD_PRELOAD of libpam_wrapper.so and its settings; free with
+ * demo_pam_env_free). Returns 0, or VEP_ERR_IO with a message in err (e.g.
+ * libpam-wrapper not installed), VEP_ERR_NOMEM. */
+int demo_pam_setup(const char *state_dir, const char *service, char ***env_out,
+    char *err, size_t errlen);
+
+/* Frees what demo_pam_setup returned. NULL-safe. */
+void demo_pam_env_free(char **env);
+
+/* Logs how to use the demo once the server is listening. Returns 0. */
 int demo_start(struct authority *a);
 
 /* Stops what demo_start started. NULL-safe on a not-started demo. */

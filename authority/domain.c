@@ -9,10 +9,13 @@
  */
 #include "domain.h"
 
+#include "account.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "account.h"
 #include "err.h"
 #include "key.h"
 #include "paths.h"
@@ -166,6 +169,8 @@ domain_clear(struct domain *d)
 	doc_clear(&d->hm_jrd);
 	free(d->hm_base);
 	d->hm_base = NULL;
+	account_map_free(d->accounts);
+	d->accounts = NULL;
 }
 
 int
@@ -173,6 +178,7 @@ domain_set_load(const struct config *cfg, struct domain_set **out, char *err, si
 {
 	struct domain_set *set = NULL;
 	const struct doc *unused;
+	char msg[512];
 	size_t i;
 	int rc = VEP_ERR_NOMEM;
 
@@ -197,6 +203,13 @@ domain_set_load(const struct config *cfg, struct domain_set **out, char *err, si
 			snprintf(err, errlen, "%s:%u: [domain %s] key_dir '%s': %s",
 			    cfg->path != NULL ? cfg->path : "(built in)", cd->key_dir_line,
 			    cd->name, cd->key_dir, vep_strerror(rc));
+			goto out;
+		}
+		if ((rc = account_map_new(cd->account_suffix, cd->account_aliases, &d->accounts,
+		    msg, sizeof(msg))) != 0) {
+			snprintf(err, errlen, "%s:%u: [domain %s] account_aliases: %s",
+			    cfg->path != NULL ? cfg->path : "(built in)", cd->account_aliases_line,
+			    cd->name, msg);
 			goto out;
 		}
 	}

@@ -16,6 +16,8 @@
 #include "etag.h"
 #include "keydir.h"
 
+struct account_map;
+
 /* A ready-to-send body and its strong ETag. */
 struct doc {
 	char *body;               /* owned, NUL-terminated */
@@ -34,6 +36,7 @@ struct domain {
 	char *hm_base;                   /* owned, base of hm_xrd / hm_jrd */
 	struct doc hm_xrd;               /* /.well-known/host-meta */
 	struct doc hm_jrd;               /* /.well-known/host-meta.json */
+	struct account_map *accounts;    /* owned: address -> PAM user (account.h) */
 };
 
 struct domain_set {

@@ -8,20 +8,18 @@
 
 #include <string.h>
 
-#include <openssl/evp.h>
-
+#include "digest.h"
 #include "err.h"
 
 int
 etag_compute(const void *body, size_t len, char out[ETAG_BUFSZ])
 {
 	static const char hex[] = "0123456789abcdef";
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
+	uint8_t md[VEP_SHA256_BYTES];
 	size_t i;
 
 	out[0] = '\0';
-	if (EVP_Digest(body, len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen < 16)
+	if (vep_sha256(body, len, md) != 0)
 		return VEP_ERR_CRYPTO;
 	/* 128 bits are plenty to tell versions of one document apart. */
 	out[0] = '"';

@@ -2,8 +2,8 @@
  * faildelay.c - how long to wait before answering a failed sign-in (policy
  * and contract in faildelay.h).
  *
- * Owns: the per-process jitter secret and the arithmetic. Uses OpenSSL for
- * HMAC-SHA256 and randomness only (libvep has no HMAC helper).
+ * Owns: the per-process jitter secret and the arithmetic (HMAC and
+ * randomness come from libvep's digest.h).
  * Must never: sleep, log the user name, or keep the secret after free.
  */
 #include "faildelay.h"
@@ -11,9 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-#include <openssl/rand.h>
-
+#include "digest.h"
 #include "err.h"
 #include "secmem.h"
 
@@ -30,8 +28,7 @@ int faildelay_new(struct faildelay **out)
 	fd = calloc(1, sizeof(*fd));
 	if (fd == NULL)
 		goto out;
-	rc = VEP_ERR_CRYPTO;
-	if (RAND_bytes(fd->secret, sizeof(fd->secret)) != 1)
+	if ((rc = vep_random(fd->secret, sizeof(fd->secret))) != 0)
 		goto out;
 	*out = fd;
 	fd = NULL;
@@ -45,13 +42,10 @@ out:
  * cannot, short of memory), the widest jitter is the safe answer. */
 static uint32_t jitter_ms(const struct faildelay *fd, const char *user)
 {
-	unsigned char mac[EVP_MAX_MD_SIZE];
-	size_t maclen = 0;
+	uint8_t mac[VEP_SHA256_BYTES];
 	uint32_t v;
 
-	if (EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, fd->secret,
-	    sizeof(fd->secret), (const unsigned char *)user, strlen(user),
-	    mac, sizeof(mac), &maclen) == NULL || maclen < 4)
+	if (vep_hmac_sha256(fd->secret, sizeof(fd->secret), user, strlen(user), mac) != 0)
 		return FAILDELAY_JITTER_MS - 1;
 	v = (uint32_t)mac[0] << 24 | (uint32_t)mac[1] << 16 |
 	    (uint32_t)mac[2] << 8 | mac[3];

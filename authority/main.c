@@ -12,6 +12,7 @@
  * failure (e.g. cannot bind), 2 usage or configuration error.
  */
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 
 #include <event2/event.h>
+#include <jansson.h>
 
 #include "authority.h"
 #include "config.h"
@@ -27,7 +29,9 @@
 #include "err.h"
 #include "log.h"
 #include "router.h"
+#include "secmem.h"
 #include "server.h"
+#include "services.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_CONFIG 2
@@ -153,6 +157,17 @@ load_config(const struct options *o, struct config **cfg)
 	return 0;
 }
 
+/* jansson's free: request bodies (passwords) and replies (CSRF tokens,
+ * certificates) pass through jansson's buffers, so whatever it frees is
+ * wiped first. */
+static void
+json_free_wiped(void *p)
+{
+	if (p != NULL)
+		vep_memzero(p, malloc_usable_size(p));
+	free(p);
+}
+
 static void
 on_stop(evutil_socket_t sig, short what, void *arg)
 {
@@ -211,6 +226,7 @@ main(int argc, char **argv)
 	}
 	/* A client that goes away mid-write must not kill the server. */
 	signal(SIGPIPE, SIG_IGN);
+	json_set_alloc_funcs(malloc, json_free_wiped);
 	status = EXIT_CONFIG;
 	if (load_config(&o, &a.cfg) != 0)
 		goto out;
@@ -234,6 +250,10 @@ main(int argc, char **argv)
 	status = EXIT_RUNTIME;
 	if ((a.base = event_base_new()) == NULL) {
 		log_error(&a.log, "cannot create the event loop");
+		goto out;
+	}
+	if (services_start(&a, err, sizeof(err)) != 0) {
+		log_error(&a.log, "%s", err);
 		goto out;
 	}
 	if (server_new(&a, &a.server) != 0)
@@ -264,6 +284,7 @@ out:
 	for (i = 0; i < NSIGNALS; i++)
 		if (sigev[i] != NULL)
 			event_free(sigev[i]);
+	services_stop(&a);
 	server_free(a.server);
 	if (a.base != NULL)
 		event_base_free(a.base);

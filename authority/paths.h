@@ -17,6 +17,10 @@
 
 /* The IdP pages the support document announces (served by the static/www
  * work; BrowserID user agents load them relative to the domain). */
+#define PATH_API_LOGIN "/api/login"
+#define PATH_API_SESSION "/api/session"
+#define PATH_API_LOGOUT "/api/logout"
+#define PATH_API_CERT "/api/cert"
 #define PATH_SIGNIN_AUTHENTICATE "/sign-in/authenticate"
 #define PATH_SIGNIN_PROVISION "/sign-in/provision"
 

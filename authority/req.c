@@ -13,16 +13,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <event2/buffer.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <jansson.h>
 
 #include "authority.h"
 #include "err.h"
 #include "etag.h"
 #include "authority_limits.h"
 #include "log.h"
+#include "secmem.h"
+#include "util.h"
 
 /* The one error table: status and the public message of every error. The
  * messages are fixed strings, never input or internals. */
@@ -35,8 +39,11 @@ static const struct {
 	[REQ_ERR_BAD_DOMAIN] = { 400, "invalid domain parameter" },
 	[REQ_ERR_BAD_HOST] = { 400, "invalid Host header" },
 	[REQ_ERR_BAD_RESOURCE] = { 400, "missing or malformed resource" },
+	[REQ_ERR_BAD_JSON] = { 400, "malformed JSON body" },
 	[REQ_ERR_UNAUTHORIZED] = { 401, "not signed in" },
 	[REQ_ERR_FORBIDDEN] = { 403, "forbidden" },
+	[REQ_ERR_CSRF] = { 403, "missing or wrong X-CSRF-Token header" },
+	[REQ_ERR_ORIGIN] = { 403, "cross-origin request refused" },
 	[REQ_ERR_NOT_FOUND] = { 404, "not found" },
 	[REQ_ERR_UNKNOWN_DOMAIN] = { 404, "domain not served here" },
 	[REQ_ERR_METHOD] = { 405, "method not allowed" },
@@ -103,6 +110,23 @@ req_error_status(enum req_error e)
 	return req_errors[e].status;
 }
 
+/* The connection's peer address as text, "unknown" when it has none. */
+static void
+peer_address(struct evhttp_request *ev, char *out, size_t outlen)
+{
+	struct evhttp_connection *con = evhttp_request_get_connection(ev);
+	const struct sockaddr *sa = con != NULL ? evhttp_connection_get_addr(con) : NULL;
+	const void *ip = NULL;
+
+	snprintf(out, outlen, "unknown");
+	if (sa != NULL && sa->sa_family == AF_INET)
+		ip = &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+	else if (sa != NULL && sa->sa_family == AF_INET6)
+		ip = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+	if (ip != NULL && inet_ntop(sa->sa_family, ip, out, (socklen_t)outlen) == NULL)
+		snprintf(out, outlen, "unknown");
+}
+
 struct req *
 req_new(struct authority *a, struct evhttp_request *ev)
 {
@@ -127,6 +151,7 @@ req_new(struct authority *a, struct evhttp_request *ev)
 	if (r->target == NULL)
 		r->target = "";
 	clock_gettime(CLOCK_MONOTONIC, &r->start);
+	peer_address(ev, r->client_addr, sizeof(r->client_addr));
 	return r;
 }
 
@@ -141,6 +166,8 @@ req_free(struct req *r)
 	}
 	free(r->params);
 	free(r->path);
+	json_decref(r->body);
+	session_tokens_wipe(&r->tokens);
 	free(r);
 }
 
@@ -457,4 +484,101 @@ req_reply_method(struct req *r, unsigned allowed)
 	}
 	req_add_header(r, "Allow", allow);
 	req_reply_error(r, REQ_ERR_METHOD);
+}
+
+void
+req_reply_error_text(struct req *r, enum req_error e, const char *message)
+{
+	json_t *o;
+
+	if ((unsigned)e >= REQ_ERR_COUNT)
+		e = REQ_ERR_INTERNAL;
+	if ((o = json_pack("{ss}", "error", message)) == NULL) {
+		req_reply_error(r, e);
+		return;
+	}
+	req_reply_json(r, req_errors[e].status, o);
+	json_decref(o);
+}
+
+void
+req_reply_json(struct req *r, int status, const json_t *body)
+{
+	char *text = json_dumps(body, JSON_COMPACT);
+
+	if (text == NULL) {
+		req_reply_error(r, REQ_ERR_INTERNAL);
+		return;
+	}
+	req_reply(r, status, "application/json", text, strlen(text), 0);
+	vep_free_secret_str(text);
+}
+
+/* 1 when a Content-Type value is application/json, with any parameters
+ * but a charset other than utf-8. */
+static int
+json_content_type(const char *ct)
+{
+	static const char mt[] = "application/json";
+	const char *p;
+
+	if (ct == NULL || strncasecmp(ct, mt, sizeof(mt) - 1) != 0)
+		return 0;
+	p = ct + sizeof(mt) - 1;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p == '\0')
+		return 1;
+	if (*p != ';')
+		return 0;
+	/* JSON is UTF-8 (RFC 8259); any other declared charset is a lie
+	 * or a different document. */
+	for (p = strchr(p, ';'); p != NULL; p = strchr(p + 1, ';')) {
+		const char *q = p + 1;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (strncasecmp(q, "charset=", 8) == 0) {
+			q += 8;
+			if (*q == '"')
+				q++;
+			if (strncasecmp(q, "utf-8", 5) != 0 ||
+			    (q[5] != '\0' && q[5] != ';' && q[5] != '"' && q[5] != ' '))
+				return 0;
+		}
+	}
+	return 1;
+}
+
+enum req_error
+req_read_json(struct req *r, json_t **out)
+{
+	struct evbuffer *in = evhttp_request_get_input_buffer(r->ev);
+	size_t len = evbuffer_get_length(in);
+	unsigned char *p;
+	json_t *o = NULL;
+	int rc;
+
+	*out = NULL;
+	if (!json_content_type(req_header(r, "Content-Type")))
+		return REQ_ERR_MEDIA_TYPE;
+	if (len > LIMIT_BODY_BYTES)
+		return REQ_ERR_TOO_LARGE; /* libevent normally stops it first */
+	if (len == 0)
+		return REQ_ERR_BAD_JSON;
+	if ((p = evbuffer_pullup(in, (ev_ssize_t)len)) == NULL)
+		return REQ_ERR_INTERNAL;
+	rc = vep_json_parse_object((const char *)p, len, &o);
+	/* The body may be a password: wipe it where libevent keeps it. */
+	vep_memzero(p, len);
+	evbuffer_drain(in, len);
+	if (rc != 0)
+		return rc == VEP_ERR_NOMEM ? REQ_ERR_INTERNAL : REQ_ERR_BAD_JSON;
+	*out = o;
+	return REQ_ERR_COUNT;
+}
+
+void
+req_abandon(struct req *r)
+{
+	req_free(r);
 }

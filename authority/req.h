@@ -23,9 +23,13 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "db_session.h"
+#include "session.h"
+
 struct authority;
 struct domain;
 struct evhttp_request;
+struct json_t;
 
 /* Methods as a bit set, so a route can allow several. */
 enum req_method {
@@ -48,8 +52,11 @@ enum req_error {
 	REQ_ERR_BAD_DOMAIN,       /* 400 ?domain= not a domain name */
 	REQ_ERR_BAD_HOST,         /* 400 malformed Host header */
 	REQ_ERR_BAD_RESOURCE,     /* 400 WebFinger resource missing/malformed */
+	REQ_ERR_BAD_JSON,         /* 400 body not one strict JSON object */
 	REQ_ERR_UNAUTHORIZED,     /* 401 */
 	REQ_ERR_FORBIDDEN,        /* 403 */
+	REQ_ERR_CSRF,             /* 403 X-CSRF-Token missing or wrong */
+	REQ_ERR_ORIGIN,           /* 403 Origin present and not ours */
 	REQ_ERR_NOT_FOUND,        /* 404 */
 	REQ_ERR_UNKNOWN_DOMAIN,   /* 404 a domain we do not serve */
 	REQ_ERR_METHOD,           /* 405 (use req_reply_method for Allow) */
@@ -61,6 +68,9 @@ enum req_error {
 	REQ_ERR_UNAVAILABLE,      /* 503 */
 	REQ_ERR_COUNT
 };
+
+/* Room for an IPv6 address as text. */
+#define REQ_ADDR_BUFSZ 64
 
 /* Reply flags. */
 #define REQ_F_CACHE 0x1   /* Cache-Control: public, max-age=<max_age>; else no-store */
@@ -82,6 +92,11 @@ struct req {
 	size_t nparams;
 	struct domain *domain;       /* set by the router for ROUTE_DOMAIN routes */
 	struct timespec start;       /* monotonic, for the access log */
+	char client_addr[REQ_ADDR_BUFSZ]; /* peer IP as text ("unknown" if none) */
+	struct json_t *body;         /* owned: the JSON object (ROUTE_JSON_BODY) */
+	int has_session;             /* 1 once ROUTE_AUTH found a live session */
+	struct db_session session;   /* that session */
+	struct session_tokens tokens; /* its tokens (secret; wiped with r) */
 };
 
 /* Wraps ev (borrowed until the reply). Returns NULL on allocation failure,
@@ -128,8 +143,29 @@ void req_reply(struct req *r, int status, const char *ctype, const char *body,
 void req_reply_tagged(struct req *r, const char *ctype, const char *body, size_t len,
     const char *etag, unsigned flags);
 
+/* Frees r without answering: only at shutdown, for requests still waiting
+ * (libevent frees its side with the connection). */
+void req_abandon(struct req *r);
+
 /* Answers {"error":"<public message>"} with the table's status. Frees r. */
 void req_reply_error(struct req *r, enum req_error e);
+
+/* Same, with a more precise public message: a fixed string (or
+ * vep_strerror's), never input or internals. Frees r. */
+void req_reply_error_text(struct req *r, enum req_error e, const char *message);
+
+/* Answers status with body serialised compactly as application/json; the
+ * serialised text is wiped after sending (it may carry a CSRF token or a
+ * certificate). Does not take body. Frees r. */
+void req_reply_json(struct req *r, int status, const struct json_t *body);
+
+/* Reads the request body as one JSON object into *out (new reference):
+ * Content-Type must be application/json (parameters allowed; a charset
+ * must be utf-8), the body at most LIMIT_BODY_BYTES, strict JSON (no
+ * duplicate keys, no NUL in strings). The raw body is wiped from libevent's
+ * buffer after parsing: it may hold a password. Returns REQ_ERR_COUNT, or
+ * MEDIA_TYPE, TOO_LARGE, BAD_JSON or INTERNAL. */
+enum req_error req_read_json(struct req *r, struct json_t **out);
 
 /* Answers 405 with an Allow header listing allowed (REQ_M_* bits). Frees r. */
 void req_reply_method(struct req *r, unsigned allowed);

@@ -9,13 +9,21 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 
 #include "authority.h"
 #include "domain.h"
 #include "email.h"
+#include "db_session.h"
 #include "err.h"
+#include "h_cert.h"
+#include "h_session.h"
+#include "log.h"
 #include "paths.h"
 #include "req.h"
+#include "secmem.h"
+#include "session.h"
 #include "wellknown.h"
 
 #define GET_HEAD (REQ_M_GET | REQ_M_HEAD)
@@ -28,6 +36,15 @@ static const struct route routes[] = {
 	{ PATH_HOSTMETA_JSON, GET_HEAD, ROUTE_DOMAIN, wellknown_hostmeta_json },
 	/* WebFinger names its domain in ?resource=, so no ROUTE_DOMAIN. */
 	{ PATH_WEBFINGER, GET_HEAD, 0, wellknown_webfinger },
+	/* The address in the body names the domain. The Origin check and the
+	 * JSON content type (which a cross-site form cannot send, and a
+	 * cross-site fetch cannot without a CORS preflight we never grant)
+	 * keep sign-in itself from being forged. */
+	{ PATH_API_LOGIN, REQ_M_POST, ROUTE_ORIGIN | ROUTE_JSON_BODY, h_login },
+	{ PATH_API_SESSION, GET_HEAD, ROUTE_AUTH, h_session },
+	{ PATH_API_LOGOUT, REQ_M_POST, ROUTE_ORIGIN | ROUTE_AUTH | ROUTE_CSRF, h_logout },
+	{ PATH_API_CERT, REQ_M_POST, ROUTE_ORIGIN | ROUTE_AUTH | ROUTE_CSRF | ROUTE_JSON_BODY,
+	  h_cert },
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -36,14 +53,21 @@ static const struct route routes[] = {
 typedef enum req_error (*preflight_check)(struct req *r);
 
 static enum req_error check_domain(struct req *r);
+static enum req_error check_origin(struct req *r);
+static enum req_error check_auth(struct req *r);
+static enum req_error check_csrf(struct req *r);
+static enum req_error check_json(struct req *r);
 
-/* One row per route flag, run in this order. ROUTE_AUTH, ROUTE_CSRF and
- * ROUTE_JSON_BODY get their rows with the session and certificate work. */
+/* One row per route flag, run in this order. */
 static const struct {
 	unsigned flag;
 	preflight_check check;
 } preflights[] = {
 	{ ROUTE_DOMAIN, check_domain },
+	{ ROUTE_ORIGIN, check_origin },
+	{ ROUTE_AUTH, check_auth },
+	{ ROUTE_CSRF, check_csrf },
+	{ ROUTE_JSON_BODY, check_json },
 };
 
 #define NPREFLIGHTS (sizeof(preflights) / sizeof(preflights[0]))
@@ -83,6 +107,91 @@ check_domain(struct req *r)
 	}
 	r->domain = domain_set_find(set, host);
 	return r->domain != NULL ? REQ_ERR_COUNT : REQ_ERR_UNKNOWN_DOMAIN;
+}
+
+/* 1 when origin ("scheme://host[:port]", no path) names this server: a
+ * configured public_url, or the request's own Host over http or https (a
+ * TLS-terminating proxy hides which one the browser used). */
+static int
+origin_ours(struct req *r, const char *origin)
+{
+	const struct config *cfg = r->a->cfg;
+	char host[300], hostport[300];
+	const char *h;
+	int local;
+	size_t i;
+
+	for (i = 0; i < cfg->ndomains; i++)
+		if (cfg->domains[i].public_url != NULL &&
+		    strcasecmp(cfg->domains[i].public_url, origin) == 0)
+			return 1;
+	if (strncasecmp(origin, "https://", 8) == 0)
+		h = origin + 8;
+	else if (strncasecmp(origin, "http://", 7) == 0)
+		h = origin + 7;
+	else
+		return 0;
+	if (req_host(r, host, hostport, sizeof(host), &local) != 0 || hostport[0] == '\0')
+		return 0;
+	return strcasecmp(h, hostport) == 0;
+}
+
+static enum req_error
+check_origin(struct req *r)
+{
+	const char *origin = req_header(r, "Origin");
+
+	/* No Origin: not a browser's cross-origin request (browsers send one
+	 * on every cross-origin POST); "null" and foreign origins are refused. */
+	if (origin == NULL)
+		return REQ_ERR_COUNT;
+	return origin_ours(r, origin) ? REQ_ERR_COUNT : REQ_ERR_ORIGIN;
+}
+
+static enum req_error
+check_auth(struct req *r)
+{
+	char token[SESSION_TOKEN_CHARS + 1];
+	int64_t now = (int64_t)time(NULL);
+	int rc;
+
+	rc = session_cookie_find(req_header(r, "Cookie"), token);
+	if (rc == 0)
+		rc = session_tokens_from(token, &r->tokens);
+	vep_memzero(token, sizeof(token));
+	if (rc == VEP_ERR_CRYPTO || rc == VEP_ERR_NOMEM)
+		return REQ_ERR_INTERNAL;
+	if (rc != 0)
+		return REQ_ERR_UNAUTHORIZED;
+	rc = db_session_lookup(r->a->db, r->tokens.token_hash, now, &r->session);
+	if (rc == 0)
+		rc = db_session_touch(r->a->db, &r->session, now);
+	if (rc == DB_ERR_NOTFOUND || rc == DB_ERR_EXPIRED) {
+		session_tokens_wipe(&r->tokens);
+		return REQ_ERR_UNAUTHORIZED;
+	}
+	if (rc != 0) {
+		log_error(&r->a->log, "session lookup: %s", db_strerror(rc));
+		return rc == DB_ERR_BUSY || rc == DB_ERR_FULL ? REQ_ERR_UNAVAILABLE
+		    : REQ_ERR_INTERNAL;
+	}
+	r->has_session = 1;
+	return REQ_ERR_COUNT;
+}
+
+static enum req_error
+check_csrf(struct req *r)
+{
+	if (!r->has_session)
+		return REQ_ERR_UNAUTHORIZED; /* routes list ROUTE_AUTH with it */
+	return session_csrf_matches(&r->tokens, req_header(r, "X-CSRF-Token")) ?
+	    REQ_ERR_COUNT : REQ_ERR_CSRF;
+}
+
+static enum req_error
+check_json(struct req *r)
+{
+	return req_read_json(r, &r->body);
 }
 
 static const struct route *
@@ -138,8 +247,12 @@ router_self_check(void)
 
 	for (i = 0; i < NPREFLIGHTS; i++)
 		checked |= preflights[i].flag;
-	for (i = 0; i < NROUTES; i++)
+	for (i = 0; i < NROUTES; i++) {
 		if ((routes[i].flags & ~checked) != 0)
 			return VEP_ERR_ARG;
+		/* CSRF is checked against the session: it needs AUTH. */
+		if ((routes[i].flags & ROUTE_CSRF) && !(routes[i].flags & ROUTE_AUTH))
+			return VEP_ERR_ARG;
+	}
 	return VEP_OK;
 }

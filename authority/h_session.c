@@ -1,0 +1,424 @@
+/*
+ * h_session.c - sign-in, session and sign-out handlers (contract in
+ * h_session.h).
+ *
+ * A sign-in is a struct login that lives from the request to its answer:
+ * waiting for PAM, then (failures only) for the delay timer. The list in
+ * struct authority lets shutdown drop those still waiting.
+ */
+#include "h_session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "account.h"
+#include "authority.h"
+#include "db_audit.h"
+#include "db_session.h"
+#include "db_throttle.h"
+#include "domain.h"
+#include "email.h"
+#include "err.h"
+#include "faildelay.h"
+#include "log.h"
+#include "pam_client.h"
+#include "req.h"
+#include "secmem.h"
+#include "session.h"
+
+/* The one answer to every failed sign-in, whatever the reason. */
+static const char login_failed[] = "wrong address or password";
+
+struct login {
+	struct login *next, **prevp;   /* in a->logins */
+	struct authority *a;
+	struct req *r;                 /* answered exactly once, then NULL */
+	char email[VEP_EMAIL_MAX + 1];
+	char account[ACCOUNT_USER_MAX + 1]; /* PAM user, or the address when unmappable */
+	struct timespec start;         /* monotonic: the delay counts from here */
+	uint64_t pam_id;
+	int pam_pending;
+	struct event *timer;           /* the failure delay */
+};
+
+static void
+login_free(struct login *l)
+{
+	if (l == NULL)
+		return;
+	if (l->prevp != NULL) {
+		*l->prevp = l->next;
+		if (l->next != NULL)
+			l->next->prevp = l->prevp;
+	}
+	if (l->pam_pending)
+		pam_client_cancel(l->a->pam, l->pam_id);
+	if (l->timer != NULL)
+		event_free(l->timer);
+	vep_memzero(l, sizeof(*l));
+	free(l);
+}
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint64_t
+elapsed_ms(const struct timespec *since)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)((now.tv_sec - since->tv_sec) * 1000 +
+	    (now.tv_nsec - since->tv_nsec) / 1000000);
+}
+
+static void
+throttle_limits(const struct config *cfg, struct db_throttle_limits *l)
+{
+	l->account_max = cfg->throttle_account_max;
+	l->account_window_s = cfg->throttle_account_window_s;
+	l->addr_max = cfg->throttle_addr_max;
+	l->addr_window_s = cfg->throttle_addr_window_s;
+}
+
+/* Audits a sign-in outcome. A failure to record is logged: the answer to
+ * the user does not depend on it (no certificate is at stake). */
+static void
+audit_login(struct login *l, int success, const char *outcome)
+{
+	int rc = db_audit_login(l->a->db, now_ms(), success, l->email,
+	    l->r->client_addr, outcome);
+
+	if (rc != 0)
+		log_error(&l->a->log, "audit of a sign-in: %s", db_strerror(rc));
+}
+
+/* {"email","csrf","expires"} for a session. */
+static void
+reply_session(struct req *r, const char *email, const char *csrf, int64_t expires_s)
+{
+	json_t *o = json_pack("{sssssI}", "email", email, "csrf", csrf,
+	    "expires", (json_int_t)(expires_s * 1000));
+
+	if (o == NULL) {
+		req_reply_error(r, REQ_ERR_INTERNAL);
+		return;
+	}
+	req_reply_json(r, 200, o);
+	json_decref(o);
+}
+
+static void
+on_delay_over(evutil_socket_t fd, short what, void *arg)
+{
+	struct login *l = arg;
+
+	req_reply_error_text(l->r, REQ_ERR_UNAUTHORIZED, login_failed);
+	l->r = NULL;
+	login_free(l);
+}
+
+/* Counts and audits a failure, then answers 401 when its delay is over. */
+static void
+login_fail(struct login *l, const char *outcome, uint32_t pam_delay_us)
+{
+	struct db_throttle_limits lim;
+	struct timeval tv;
+	uint32_t ms;
+	int rc;
+
+	throttle_limits(l->a->cfg, &lim);
+	rc = db_throttle_record_failure(l->a->db, l->account, l->r->client_addr,
+	    (int64_t)time(NULL), &lim);
+	if (rc != 0)
+		log_error(&l->a->log, "throttle: %s", db_strerror(rc));
+	audit_login(l, 0, outcome);
+	ms = faildelay_remaining_ms(l->a->faildelay, l->account, pam_delay_us,
+	    elapsed_ms(&l->start));
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	if ((l->timer = evtimer_new(l->a->base, on_delay_over, l)) == NULL ||
+	    evtimer_add(l->timer, &tv) != 0) {
+		/* Answering at once would leak timing; 503 leaks nothing. */
+		req_reply_error(l->r, REQ_ERR_UNAVAILABLE);
+		l->r = NULL;
+		login_free(l);
+	}
+}
+
+/* Creates the session and answers 200 with its cookie. */
+static void
+login_succeed(struct login *l)
+{
+	struct authority *a = l->a;
+	struct session_tokens t;
+	char cookie[SESSION_COOKIE_BUFSZ];
+	int64_t now = (int64_t)time(NULL);
+	int rc;
+
+	if ((rc = db_throttle_record_success(a->db, l->account)) != 0)
+		log_error(&a->log, "throttle: %s", db_strerror(rc));
+	if ((rc = session_tokens_new(&t)) != 0) {
+		req_reply_error(l->r, REQ_ERR_INTERNAL);
+		goto out;
+	}
+	rc = db_session_create(a->db, l->email, now, a->cfg->session_idle_s,
+	    a->cfg->session_lifetime_s, t.token_hash, t.csrf_hash, NULL);
+	if (rc != 0) {
+		log_error(&a->log, "session: %s", db_strerror(rc));
+		req_reply_error(l->r, REQ_ERR_UNAVAILABLE);
+		goto out;
+	}
+	audit_login(l, 1, "ok");
+	session_cookie_set(cookie, t.token, a->cfg->session_lifetime_s);
+	if (req_add_header(l->r, "Set-Cookie", cookie) != 0) {
+		req_reply_error(l->r, REQ_ERR_INTERNAL);
+		goto out;
+	}
+	/* The idle clock runs out first unless the lifetime is shorter. */
+	reply_session(l->r, l->email, t.csrf, now + (a->cfg->session_idle_s <
+	    a->cfg->session_lifetime_s ? a->cfg->session_idle_s : a->cfg->session_lifetime_s));
+out:
+	l->r = NULL;
+	vep_memzero(cookie, sizeof(cookie));
+	session_tokens_wipe(&t);
+	login_free(l);
+}
+
+static void
+on_pam(const struct pam_client_result *res, void *arg)
+{
+	struct login *l = arg;
+
+	l->pam_pending = 0;
+	switch (res->outcome) {
+	case PAM_OUTCOME_OK:
+		login_succeed(l);
+		return;
+	case PAM_OUTCOME_AUTH_FAILED:
+	case PAM_OUTCOME_ACCT_REFUSED:
+	case PAM_OUTCOME_USER_REFUSED:
+		login_fail(l, pam_outcome_name(res->outcome), res->pam_delay_us);
+		return;
+	default:
+		/* Timeout, busy, broken: nothing about the account is known,
+		 * so nothing is counted against it. */
+		log_warn(&l->a->log, "sign-in: PAM %s", pam_outcome_name(res->outcome));
+		audit_login(l, 0, pam_outcome_name(res->outcome));
+		req_add_header(l->r, "Retry-After", "5");
+		req_reply_error(l->r, REQ_ERR_UNAVAILABLE);
+		l->r = NULL;
+		login_free(l);
+	}
+}
+
+/* Ends the session the request came with, if any: every sign-in gets a
+ * fresh token, and the old one should not outlive it. */
+static void
+end_previous_session(struct req *r)
+{
+	char token[SESSION_TOKEN_CHARS + 1];
+	struct session_tokens t;
+
+	if (session_cookie_find(req_header(r, "Cookie"), token) == 0 &&
+	    session_tokens_from(token, &t) == 0) {
+		(void)db_session_delete(r->a->db, t.token_hash); /* gone already is fine */
+		session_tokens_wipe(&t);
+	}
+	vep_memzero(token, sizeof(token));
+}
+
+/* Answers 429 with the wait, in the header and the body. */
+static void
+reply_throttled(struct req *r, int64_t retry_s)
+{
+	char num[32];
+	json_t *o;
+
+	snprintf(num, sizeof(num), "%lld", (long long)retry_s);
+	req_add_header(r, "Retry-After", num);
+	o = json_pack("{sssI}", "error", "too many failed sign-ins; try again later",
+	    "retry_after", (json_int_t)retry_s);
+	if (o == NULL) {
+		req_reply_error(r, REQ_ERR_TOO_MANY);
+		return;
+	}
+	req_reply_json(r, 429, o);
+	json_decref(o);
+}
+
+/* Validates the body and maps the address; answers and returns -1 when the
+ * request ends here. *mapped is 0 when the address cannot sign in at all
+ * (root, unsafe name): it still takes the failure path. */
+static int
+login_prepare(struct req *r, struct login *l, const char **pw, size_t *pwlen, int *mapped)
+{
+	json_t *je = json_object_get(r->body, "email");
+	json_t *jp = json_object_get(r->body, "password");
+	char *email = NULL, *local = NULL, *dom = NULL;
+	const struct domain *d;
+	int rc;
+
+	if (!json_is_string(je) || !json_is_string(jp)) {
+		req_reply_error_text(r, REQ_ERR_BAD_REQUEST,
+		    "\"email\" and \"password\" must be strings");
+		return -1;
+	}
+	*pw = json_string_value(jp);
+	*pwlen = json_string_length(jp);
+	if (*pwlen > PAMP_PASSWORD_MAX_BYTES) {
+		req_reply_error_text(r, REQ_ERR_TOO_LARGE, "password too long");
+		return -1;
+	}
+	rc = vep_email_normalize(json_string_value(je), json_string_length(je), &email);
+	if (rc == 0)
+		rc = vep_email_split(email, &local, &dom);
+	if (rc != 0) {
+		free(email);
+		req_reply_error_text(r, rc == VEP_ERR_NOMEM ? REQ_ERR_INTERNAL : REQ_ERR_BAD_REQUEST,
+		    "not a valid email address");
+		return -1;
+	}
+	d = domain_set_find(r->a->domains, dom);
+	if (d == NULL) {
+		req_reply_error_text(r, REQ_ERR_BAD_REQUEST,
+		    "this authority does not serve that address's domain");
+		rc = -1;
+		goto out;
+	}
+	snprintf(l->email, sizeof(l->email), "%s", email);
+	rc = account_map_user(d->accounts, local, l->account, sizeof(l->account));
+	*mapped = rc == 0;
+	if (!*mapped) /* count and delay it under the address itself */
+		snprintf(l->account, sizeof(l->account), "%s", email);
+	rc = 0;
+out:
+	free(email);
+	free(local);
+	free(dom);
+	return rc;
+}
+
+void
+h_login(struct req *r)
+{
+	struct authority *a = r->a;
+	struct db_throttle_limits lim;
+	struct login *l;
+	const char *pw = NULL;
+	size_t pwlen = 0;
+	int64_t retry = 0;
+	int rc, mapped = 0;
+
+	if ((l = calloc(1, sizeof(*l))) == NULL) {
+		req_reply_error(r, REQ_ERR_INTERNAL);
+		return;
+	}
+	l->a = a;
+	l->r = r;
+	clock_gettime(CLOCK_MONOTONIC, &l->start);
+	if (login_prepare(r, l, &pw, &pwlen, &mapped) != 0) {
+		l->r = NULL;
+		goto done;
+	}
+	throttle_limits(a->cfg, &lim);
+	rc = db_throttle_check(a->db, l->account, r->client_addr, (int64_t)time(NULL), &lim,
+	    &retry);
+	if (rc == DB_ERR_THROTTLED) {
+		reply_throttled(r, retry);
+		l->r = NULL;
+		goto done;
+	}
+	if (rc != 0) {
+		log_error(&a->log, "throttle: %s", db_strerror(rc));
+		req_reply_error(r, REQ_ERR_UNAVAILABLE);
+		l->r = NULL;
+		goto done;
+	}
+	end_previous_session(r);
+	l->next = a->logins;
+	if (l->next != NULL)
+		l->next->prevp = &l->next;
+	l->prevp = &a->logins;
+	a->logins = l;
+	rc = mapped ? pam_client_start(a->pam, l->account, pw, pwlen, r->client_addr, on_pam, l,
+	    &l->pam_id) : VEP_ERR_PERM;
+	/* Our copy of the password is no longer needed, whatever happens. */
+	vep_memzero((char *)pw, pwlen);
+	if (rc == 0) {
+		l->pam_pending = 1;
+		return;
+	}
+	if (rc == VEP_ERR_NOMEM) {
+		req_reply_error(r, REQ_ERR_INTERNAL);
+		l->r = NULL;
+		goto done;
+	}
+	/* Not a PAM user (root, unsafe, over PAM's limits): the same failure
+	 * as a wrong password, on the same clock. */
+	login_fail(l, "refused", 0);
+	return;
+done:
+	if (pw != NULL)
+		vep_memzero((char *)pw, pwlen);
+	login_free(l);
+}
+
+void
+h_session(struct req *r)
+{
+	reply_session(r, r->session.email, r->tokens.csrf, r->session.expires_at);
+}
+
+void
+h_logout(struct req *r)
+{
+	struct authority *a = r->a;
+	struct db_audit_row row = { 0 };
+	json_t *o;
+	int rc;
+
+	rc = db_session_delete(a->db, r->tokens.token_hash);
+	if (rc != 0 && rc != DB_ERR_NOTFOUND) {
+		log_error(&a->log, "sign-out: %s", db_strerror(rc));
+		req_reply_error(r, REQ_ERR_UNAVAILABLE);
+		return;
+	}
+	row.ts_ms = now_ms();
+	row.event = DB_AUDIT_LOGOUT;
+	row.email = r->session.email;
+	row.client_addr = r->client_addr;
+	row.outcome = "ok";
+	if ((rc = db_audit_add(a->db, &row)) != 0)
+		log_error(&a->log, "audit of a sign-out: %s", db_strerror(rc));
+	if (req_add_header(r, "Set-Cookie", session_cookie_clear()) != 0 ||
+	    (o = json_pack("{sb}", "signed_out", 1)) == NULL) {
+		req_reply_error(r, REQ_ERR_INTERNAL);
+		return;
+	}
+	req_reply_json(r, 200, o);
+	json_decref(o);
+}
+
+void
+h_session_abandon_all(struct authority *a)
+{
+	while (a->logins != NULL) {
+		struct login *l = a->logins;
+		if (l->r != NULL)
+			req_abandon(l->r);
+		l->r = NULL;
+		login_free(l);
+	}
+}
