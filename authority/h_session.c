@@ -370,8 +370,8 @@ h_login(struct req *r)
 	login_fail(l, "refused", 0);
 	return;
 done:
-	if (pw != NULL)
-		vep_memzero((char *)pw, pwlen);
+	/* pw, if set, died with the answered request's body (wiped by
+	 * jansson's free, see main.c). */
 	login_free(l);
 }
 

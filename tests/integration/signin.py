@@ -1,0 +1,139 @@
+"""signin - a real PAM world for sign-in tests, and an HTTP client that
+signs in.
+
+World builds, under a private temporary directory: a domain key (via the
+demo's generator), a pam_wrapper service directory whose stack uses
+pam_matrix (passwords) with pam_exec hooks (a locked account, a module that
+hangs), nss_wrapper passwd/group files giving the accounts UIDs, and a
+configuration file. start() runs the real vep-authority with pam_wrapper and
+nss_wrapper preloaded, so its PAM helper (which inherits the environment)
+runs the real libpam against these files. Nothing here mocks PAM.
+"""
+import glob
+import json
+import os
+import tempfile
+
+import vephelp
+
+SERVICE = "vep-it"
+
+# user: (password, uid); passwords are bytes so tests can use any byte.
+ACCOUNTS = {
+    "alice": ("wonderland", 1001),
+    "bob": ("spaces inside\tand ünïcödé", 1002),
+    "carol": ("c" * 1024, 1003),
+    "locked": ("locked-pw", 1004),
+    "lowuid": ("lowuid-pw", 500),
+    "root": ("rootpw", 0),
+    "sleeper": ("sleeper-pw", 1005),
+    "mail.alice": ("suffix-pw", 1006),
+    "dave-pam": ("alias-pw", 1007),
+}
+
+
+def libdir():
+    for d in glob.glob("/usr/lib/*-linux-gnu") + ["/usr/lib64", "/usr/lib"]:
+        if os.path.exists(os.path.join(d, "pam_wrapper", "pam_matrix.so")):
+            return d
+    return None
+
+
+class World:
+    def __init__(self, extra_config="", domain_extra=""):
+        lib = libdir()
+        if lib is None:
+            raise RuntimeError("libpam-wrapper is not installed")
+        self.lib = lib
+        self.tmp = tempfile.mkdtemp(prefix="vep-signin-")
+        os.chmod(self.tmp, 0o700)
+        self.pamdir = os.path.join(self.tmp, "pam")
+        os.mkdir(self.pamdir, 0o700)
+        self.state = os.path.join(self.tmp, "state")
+        self.keys = vephelp.copy_keydir(vephelp.demo_keydir(self.tmp),
+                                        os.path.join(self.tmp, "keys"))
+        passdb = "".join("%s:%s:%s\n" % (u, pw, SERVICE) for u, (pw, _) in ACCOUNTS.items())
+        vephelp.write(os.path.join(self.pamdir, "passdb"), passdb)
+        hook = ("#!/bin/sh\n"
+                "case \"$PAM_USER\" in\n"
+                "sleeper) exec sleep 30;;\n"
+                "esac\nexit 0\n")
+        vephelp.write(os.path.join(self.pamdir, "auth-hook.sh"), hook, 0o700)
+        acct = "#!/bin/sh\n[ \"$PAM_USER\" = locked ] && exit 1\nexit 0\n"
+        vephelp.write(os.path.join(self.pamdir, "acct-hook.sh"), acct, 0o700)
+        matrix = os.path.join(lib, "pam_wrapper", "pam_matrix.so")
+        sysmod = os.path.join(lib, "security")
+        stack = ("auth required %s/pam_exec.so quiet %s/auth-hook.sh\n"
+                 "auth required %s passdb=%s/passdb\n"
+                 "account required %s/pam_exec.so quiet %s/acct-hook.sh\n"
+                 "account required %s passdb=%s/passdb\n"
+                 % (sysmod, self.pamdir, matrix, self.pamdir, sysmod, self.pamdir,
+                    matrix, self.pamdir))
+        vephelp.write(os.path.join(self.pamdir, SERVICE), stack, 0o644)
+        # libpam falls back to "other" for services it does not know.
+        vephelp.write(os.path.join(self.pamdir, "other"),
+                      "auth required %s/pam_deny.so\naccount required %s/pam_deny.so\n"
+                      % (sysmod, sysmod), 0o644)
+        passwd = "".join("%s:x:%d:%d::/nonexistent:/bin/false\n" % (u, uid, uid)
+                         for u, (_, uid) in ACCOUNTS.items())
+        vephelp.write(os.path.join(self.pamdir, "passwd"), passwd, 0o644)
+        vephelp.write(os.path.join(self.pamdir, "group"),
+                      "".join("%s:x:%d:\n" % (u, uid) for u, (_, uid) in ACCOUNTS.items()),
+                      0o644)
+        self.config = os.path.join(self.tmp, "vep.conf")
+        vephelp.write(self.config,
+                      "state_dir = %s\npam_service = %s\n%s\n"
+                      "[domain example.test]\nkey_dir = %s\n%s\n"
+                      % (self.state, SERVICE, extra_config, self.keys, domain_extra))
+
+    def env(self):
+        return {
+            "LD_PRELOAD": "%s/libpam_wrapper.so:%s/libnss_wrapper.so" % (self.lib, self.lib),
+            "PAM_WRAPPER": "1",
+            "PAM_WRAPPER_SERVICE_DIR": self.pamdir,
+            "PAM_WRAPPER_DISABLE_DEEPBIND": "1",
+            "UID_WRAPPER_DISABLE_DEEPBIND": "1",
+            "NSS_WRAPPER_DISABLE_DEEPBIND": "1",
+            "NSS_WRAPPER_PASSWD": os.path.join(self.pamdir, "passwd"),
+            "NSS_WRAPPER_GROUP": os.path.join(self.pamdir, "group"),
+            # The preloaded wrappers are not instrumented; ASan must not
+            # insist on coming first.
+            "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0",
+        }
+
+    def start(self):
+        return vephelp.Authority(["--config", self.config, "--listen", "127.0.0.1:0"],
+                                 env=self.env(), tmp=self.tmp)
+
+
+class Client:
+    """A browser-like client of one authority: keeps the session cookie and
+    the CSRF token it was given."""
+
+    def __init__(self, auth):
+        self.auth = auth
+        self.cookie = None
+        self.csrf = None
+
+    def post(self, path, obj=None, headers=None, raw=None):
+        h = {"Content-Type": "application/json"}
+        if self.cookie:
+            h["Cookie"] = self.cookie
+        if self.csrf:
+            h["X-CSRF-Token"] = self.csrf
+        h.update(headers or {})
+        body = raw if raw is not None else json.dumps(obj).encode()
+        return self.auth.request("POST", path, h, body)
+
+    def get(self, path, headers=None):
+        h = {"Cookie": self.cookie} if self.cookie else {}
+        h.update(headers or {})
+        return self.auth.get(path, h)
+
+    def login(self, email, password):
+        r = self.post("/api/login", {"email": email, "password": password})
+        if r.status == 200:
+            sc = r.header("Set-Cookie")
+            self.cookie = sc.split(";", 1)[0]
+            self.csrf = r.json()["csrf"]
+        return r
