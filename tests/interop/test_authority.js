@@ -4,7 +4,9 @@
  * certifies user keys with `vep-keytool certify --dir <its key dir>`, signs
  * assertions with browserid-crypto and with `vep-keytool sign-assertion`,
  * and has browserid-local-verify do real discovery against the running
- * server (httpRequest keeps the domain name, connects to 127.0.0.1). Then
+ * server (httpRequest keeps the domain name, connects to 127.0.0.1). It also
+ * signs in with the demo account (real PAM under pam_wrapper) and has the
+ * server itself certify browserid-crypto keys through POST /api/cert. Then
  * rotates the key, reloads (SIGHUP) and checks the old certificate still
  * verifies through "keys".
  */
@@ -19,6 +21,27 @@ const DOMAIN = 'example.test';
 const AUD = 'https://rp.example';
 /* How long the server may take to print its address (ms). */
 const START_TIMEOUT_MS = 15000;
+
+/* One JSON request to the running authority: {status, headers, body}. */
+function api(port, method, p, obj, headers) {
+  const http = require('http');
+  return new Promise((resolve, reject) => {
+    const data = obj === undefined ? '' : JSON.stringify(obj);
+    const req = http.request({ host: '127.0.0.1', port, method, path: p,
+      headers: Object.assign({ 'Content-Type': 'application/json',
+        'Content-Length': Buffer.byteLength(data) }, headers || {}) }, (res) => {
+      let body = '';
+      res.on('data', (d) => { body += d; });
+      res.on('end', () => {
+        let json = null;
+        try { json = JSON.parse(body); } catch (e) { /* left null */ }
+        resolve({ status: res.statusCode, headers: res.headers, json });
+      });
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
 
 function startAuthority(state) {
   return new Promise((resolve, reject) => {
@@ -78,6 +101,25 @@ function startAuthority(state) {
     t.check(b.code === 0, 'vep-keytool sign-assertion');
     let moz = await c.mozVerify(b.stdout.trim(), AUD, { httpRequest });
     t.check(moz.ok && moz.email === 'bob@example.test', `mozilla accepts a vep-keytool backed assertion (${moz.err || ''})`);
+
+    // Issued by the running authority after a PAM sign-in.
+    const login = await api(port, 'POST', '/api/login',
+      { email: 'alice@example.test', password: 'wonderland' });
+    t.check(login.status === 200, `sign in with the demo account (${login.status})`);
+    const cookie = String((login.headers['set-cookie'] || [''])[0]).split(';')[0];
+    const auth = { Cookie: cookie, 'X-CSRF-Token': login.json ? login.json.csrf : '' };
+    for (const [alg, size] of [['RS', 256], ['DS', 128]]) {
+      const user = await c.keypair(alg, size);
+      // As a user agent's genKeyPair hands it over: the key as JSON text.
+      const res = await api(port, 'POST', '/api/cert',
+        { pubkey: user.publicKey.serialize(), duration: 3600 }, auth);
+      t.check(res.status === 200 && res.json && res.json.cert, `${alg}: POST /api/cert (${res.status})`);
+      const a = await c.signAssertion(user.secretKey, AUD, Date.now() + 120000);
+      const backed = c.jwcrypto.cert.bundle([res.json ? res.json.cert : ''], a);
+      const m = await c.mozVerify(backed, AUD, { httpRequest });
+      t.check(m.ok && m.email === 'alice@example.test' && m.issuer === DOMAIN,
+        `${alg}: mozilla accepts the certificate /api/cert issued (${m.err || m.email})`);
+    }
 
     // Rotation: the old certificate keeps verifying through "keys".
     const rot = c.keytool(['rotate', '--dir', keydir]);
