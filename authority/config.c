@@ -64,6 +64,9 @@ static const struct config_key config_keys[] = {
 	  "seconds a connection may stay idle or take to send a request before it is closed" },
 	{ "log_level", SCOPE_GLOBAL, set_loglevel, "info", 0, 0, G(log_level), 0,
 	  "least severe messages logged to stderr: error, warn, info or debug" },
+	{ "db_max_mib", SCOPE_GLOBAL, set_int, "0", 0, LIMIT_DB_MAX_MIB, G(db_max_mib), 0,
+	  "largest size of the database file in MiB; writes beyond it fail as on a full disk "
+	  "(sign-in and issuance answer 503); 0 = no cap" },
 	{ "pam_service", SCOPE_GLOBAL, set_name, "vep-authority", 1, LIMIT_PAM_SERVICE_BYTES,
 	  G(pam_service), 0,
 	  "PAM service name sign-in uses (its stack is /etc/pam.d/NAME)" },

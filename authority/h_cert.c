@@ -142,12 +142,13 @@ issue(struct req *r, const struct domain *d, const vep_key *user, long life_s)
 void
 h_cert(struct req *r)
 {
+	static const char *const fields[] = { "pubkey", "duration", "email", NULL };
 	const struct domain *d;
 	const char *at = strrchr(r->session.email, '@');
 	vep_key *user = NULL;
 	long life;
 
-	if (check_email(r) != 0)
+	if (req_refuse_unknown_fields(r, fields) != 0 || check_email(r) != 0)
 		return;
 	d = at != NULL ? domain_set_find(r->a->domains, at + 1) : NULL;
 	if (d == NULL) {

@@ -267,9 +267,12 @@ login_prepare(struct req *r, struct login *l, const char **pw, size_t *pwlen, in
 	json_t *je = json_object_get(r->body, "email");
 	json_t *jp = json_object_get(r->body, "password");
 	char *email = NULL, *local = NULL, *dom = NULL;
+	static const char *const fields[] = { "email", "password", NULL };
 	const struct domain *d;
 	int rc;
 
+	if (req_refuse_unknown_fields(r, fields) != 0)
+		return -1;
 	if (!json_is_string(je) || !json_is_string(jp)) {
 		req_reply_error_text(r, REQ_ERR_BAD_REQUEST,
 		    "\"email\" and \"password\" must be strings");

@@ -582,3 +582,25 @@ req_abandon(struct req *r)
 {
 	req_free(r);
 }
+
+int
+req_refuse_unknown_fields(struct req *r, const char *const *known)
+{
+	char msg[LOG_ESCAPE_BUFSZ + 32], name[LOG_ESCAPE_BUFSZ];
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	json_object_foreach(r->body, key, v) {
+		for (i = 0; known[i] != NULL && strcmp(known[i], key) != 0; i++)
+			;
+		if (known[i] != NULL)
+			continue;
+		/* The name is the client's own input: escaped and bounded. */
+		log_escape(name, sizeof(name), key, strlen(key) > 64 ? 64 : strlen(key));
+		snprintf(msg, sizeof(msg), "unknown field \"%s\"", name);
+		req_reply_error_text(r, REQ_ERR_BAD_REQUEST, msg);
+		return -1;
+	}
+	return 0;
+}

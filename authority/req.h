@@ -167,6 +167,12 @@ void req_reply_json(struct req *r, int status, const struct json_t *body);
  * MEDIA_TYPE, TOO_LARGE, BAD_JSON or INTERNAL. */
 enum req_error req_read_json(struct req *r, struct json_t **out);
 
+/* Answers 400 naming the first member of r->body not in known (a
+ * NULL-terminated list) and returns -1; returns 0 when there is none. A
+ * misspelt field must not be silently ignored ("durtion" would otherwise
+ * mean the default lifetime). */
+int req_refuse_unknown_fields(struct req *r, const char *const *known);
+
 /* Answers 405 with an Allow header listing allowed (REQ_M_* bits). Frees r. */
 void req_reply_method(struct req *r, unsigned allowed);
 

@@ -85,6 +85,11 @@ services_start(struct authority *a, char *err, size_t errlen)
 		snprintf(err, errlen, "database in '%s': %s", a->cfg->state_dir, db_strerror(rc));
 		return rc;
 	}
+	if (a->cfg->db_max_mib > 0 &&
+	    (rc = db_set_size_limit(a->db, (int64_t)a->cfg->db_max_mib * 1024 * 1024)) != 0) {
+		snprintf(err, errlen, "db_max_mib: %s", db_strerror(rc));
+		return rc;
+	}
 	if ((rc = faildelay_new(&a->faildelay)) != 0) {
 		snprintf(err, errlen, "failure delay: %s", vep_strerror(rc));
 		return rc;
