@@ -124,6 +124,21 @@ whyf(char *why, size_t whylen, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Replaces the string field with a copy of text. */
+static int
+store_text(void *field, const char *text, char *why, size_t whylen)
+{
+	char **dst = field, *p;
+
+	if ((p = strdup(text)) == NULL) {
+		whyf(why, whylen, "out of memory");
+		return VEP_ERR_NOMEM;
+	}
+	free(*dst);
+	*dst = p;
+	return VEP_OK;
+}
+
 static int
 set_int(const struct config_key *k, void *field, const char *text, const char *base_dir,
     char *why, size_t whylen)
@@ -221,20 +236,14 @@ static int
 set_listen(const struct config_key *k, void *field, const char *text, const char *base_dir,
     char *why, size_t whylen)
 {
-	char host[INET6_ADDRSTRLEN], **dst = field, *p;
+	char host[INET6_ADDRSTRLEN];
 	unsigned port;
 
 	if (config_parse_listen(text, host, sizeof(host), &port) != 0) {
 		whyf(why, whylen, "must be IPv4-ADDRESS:PORT or [IPv6-ADDRESS]:PORT");
 		return VEP_ERR_INVALID;
 	}
-	if ((p = strdup(text)) == NULL) {
-		whyf(why, whylen, "out of memory");
-		return VEP_ERR_NOMEM;
-	}
-	free(*dst);
-	*dst = p;
-	return VEP_OK;
+	return store_text(field, text, why, whylen);
 }
 
 /* Accepts http(s)://host[:port][/] and nothing else: the value is a base
@@ -303,7 +312,6 @@ set_name(const struct config_key *k, void *field, const char *text, const char *
 {
 	size_t n = strspn(text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 	    "0123456789._-");
-	char **dst = field, *p;
 
 	if (text[n] != '\0' || n < (size_t)k->min || n > (size_t)k->max ||
 	    strcmp(text, ".") == 0 || strcmp(text, "..") == 0) {
@@ -311,13 +319,7 @@ set_name(const struct config_key *k, void *field, const char *text, const char *
 		    k->max);
 		return VEP_ERR_INVALID;
 	}
-	if ((p = strdup(text)) == NULL) {
-		whyf(why, whylen, "out of memory");
-		return VEP_ERR_NOMEM;
-	}
-	free(*dst);
-	*dst = p;
-	return VEP_OK;
+	return store_text(field, text, why, whylen);
 }
 
 /* Printable ASCII without spaces, '/' or ':' (the result is a user name
@@ -326,7 +328,6 @@ static int
 set_suffix(const struct config_key *k, void *field, const char *text, const char *base_dir,
     char *why, size_t whylen)
 {
-	char **dst = field, *p;
 	size_t i, n = strlen(text);
 
 	for (i = 0; i < n; i++)
@@ -338,13 +339,7 @@ set_suffix(const struct config_key *k, void *field, const char *text, const char
 		    "'/' or ':'", k->min, k->max);
 		return VEP_ERR_INVALID;
 	}
-	if ((p = strdup(text)) == NULL) {
-		whyf(why, whylen, "out of memory");
-		return VEP_ERR_NOMEM;
-	}
-	free(*dst);
-	*dst = p;
-	return VEP_OK;
+	return store_text(field, text, why, whylen);
 }
 
 static const struct config_key *
