@@ -26,6 +26,7 @@ struct authority {
 	struct domain_set *domains;  /* owned: served domains, keys, documents */
 	struct event_base *base;     /* owned: the one event loop (never blocks) */
 	struct server *server;       /* owned: the HTTP listener */
+	struct server *demo_rp;      /* owned: the demo relying party (--demo only) */
 	int demo;                    /* 1 when started with --demo */
 	struct db *db;               /* owned: sessions, throttle, audit trail */
 	struct pam_client *pam;      /* owned: sign-in through vep-pam-helper */

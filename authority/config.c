@@ -64,6 +64,10 @@ static const struct config_key config_keys[] = {
 	  "seconds a connection may stay idle or take to send a request before it is closed" },
 	{ "log_level", SCOPE_GLOBAL, set_loglevel, "info", 0, 0, G(log_level), 0,
 	  "least severe messages logged to stderr: error, warn, info or debug" },
+	{ "shim_origin", SCOPE_GLOBAL, set_url, "https://login.persona.org", 0, 0, G(shim_origin), 0,
+	  "origin the legacy BrowserID pages load the user agent's shim from "
+	  "(provisioning_api.js, authentication_api.js); the provisioning page may be framed "
+	  "by it" },
 	{ "db_max_mib", SCOPE_GLOBAL, set_int, "0", 0, LIMIT_DB_MAX_MIB, G(db_max_mib), 0,
 	  "largest size of the database file in MiB; writes beyond it fail as on a full disk "
 	  "(sign-in and issuance answer 503); 0 = no cap" },
@@ -400,6 +404,7 @@ config_free(struct config *cfg)
 	free(cfg->listen);
 	free(cfg->state_dir);
 	free(cfg->pam_service);
+	free(cfg->shim_origin);
 	free(cfg);
 }
 

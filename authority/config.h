@@ -46,6 +46,7 @@ struct config {
 	long max_age_s;             /* Cache-Control max-age of discovery documents */
 	long request_timeout_s;     /* idle / slow request timeout per connection */
 	long log_level;             /* enum log_level */
+	char *shim_origin;          /* origin of the legacy user agent's shim scripts */
 	long db_max_mib;            /* database file cap in MiB; 0 = none */
 	char *pam_service;          /* PAM service name */
 	long pam_timeout_s;         /* per attempt, then the worker is killed */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "authority.h"
+#include "demo_rp.h"
 #include "err.h"
 #include "keydir.h"
 #include "server.h"
@@ -267,17 +268,40 @@ out:
 	return rc;
 }
 
+/* The relying party's address: the next port after the authority's, or a
+ * free one when the authority's was picked freely (port 0). */
+static void
+rp_listen(const struct authority *a, char *out, size_t outlen)
+{
+	char host[64];
+	unsigned port = 0;
+
+	if (config_parse_listen(a->cfg->listen, host, sizeof(host), &port) != 0)
+		snprintf(host, sizeof(host), "127.0.0.1");
+	snprintf(out, outlen, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host,
+	    port == 0 || port == 65535 ? 0 : port + 1);
+}
+
 int
 demo_start(struct authority *a)
 {
+	char listen[96], err[256];
+	int rc;
+
+	rp_listen(a, listen, sizeof(listen));
+	if ((rc = demo_rp_start(a, listen, err, sizeof(err))) != 0) {
+		log_error(&a->log, "%s", err);
+		return rc;
+	}
 	log_info(&a->log, "demo: serving %s from %s; sign in at http://%s/ as %s@%s with "
-	    "password %s", DEMO_DOMAIN, a->cfg->state_dir, server_address(a->server),
-	    DEMO_USER, DEMO_DOMAIN, DEMO_PASSWORD);
+	    "password %s; a demo website is at http://%s/", DEMO_DOMAIN, a->cfg->state_dir,
+	    server_address(a->server), DEMO_USER, DEMO_DOMAIN, DEMO_PASSWORD,
+	    server_address(a->demo_rp));
 	return VEP_OK;
 }
 
 void
 demo_stop(struct authority *a)
 {
-	(void)a;
+	demo_rp_stop(a);
 }

@@ -48,7 +48,9 @@ int demo_pam_setup(const char *state_dir, const char *service, char ***env_out,
 /* Frees what demo_pam_setup returned. NULL-safe. */
 void demo_pam_env_free(char **env);
 
-/* Logs how to use the demo once the server is listening. Returns 0. */
+/* Starts the demo relying party (demo_rp.h) on the port after the
+ * authority's (a free one when that was 0) and logs how to use the demo.
+ * Returns 0 or VEP_ERR_*. */
 int demo_start(struct authority *a);
 
 /* Stops what demo_start started. NULL-safe on a not-started demo. */

@@ -422,6 +422,8 @@ req_reply(struct req *r, int status, const char *ctype, const char *body, size_t
 	if (flags & REQ_F_CACHE) {
 		snprintf(num, sizeof(num), "public, max-age=%ld", r->a->cfg->max_age_s);
 		evhttp_add_header(h, "Cache-Control", num);
+	} else if (flags & REQ_F_REVALIDATE) {
+		evhttp_add_header(h, "Cache-Control", "no-cache");
 	} else {
 		evhttp_add_header(h, "Cache-Control", "no-store");
 	}

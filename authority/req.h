@@ -75,6 +75,7 @@ enum req_error {
 /* Reply flags. */
 #define REQ_F_CACHE 0x1   /* Cache-Control: public, max-age=<max_age>; else no-store */
 #define REQ_F_CORS 0x2    /* Access-Control-Allow-Origin: * (public documents only) */
+#define REQ_F_REVALIDATE 0x4 /* Cache-Control: no-cache (cache, but ask with the ETag) */
 
 struct req_param {
 	char *name;   /* decoded, owned */

@@ -24,6 +24,7 @@
 #include "req.h"
 #include "secmem.h"
 #include "session.h"
+#include "static.h"
 #include "wellknown.h"
 
 #define GET_HEAD (REQ_M_GET | REQ_M_HEAD)
@@ -48,6 +49,9 @@ static const struct route routes[] = {
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+/* Every other path is a file of www/ or nothing (static.c decides). */
+static const struct route static_route = { "(www)", GET_HEAD, ROUTE_DOMAIN, static_serve };
 
 /* A check returns REQ_ERR_COUNT to pass, else the error to answer with. */
 typedef enum req_error (*preflight_check)(struct req *r);
@@ -202,7 +206,7 @@ find_route(const char *path)
 	for (i = 0; i < NROUTES; i++)
 		if (strcmp(routes[i].path, path) == 0)
 			return &routes[i];
-	return NULL;
+	return static_exists(path) ? &static_route : NULL;
 }
 
 void

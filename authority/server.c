@@ -27,18 +27,20 @@
 
 struct server {
 	struct evhttp *http;
+	struct authority *a;
+	server_handler handler;
 	char address[SERVER_ADDR_BUFSZ];
 };
 
 static void
 on_request(struct evhttp_request *ev, void *arg)
 {
-	struct authority *a = arg;
+	struct server *s = arg;
 	struct req *r;
 
-	if ((r = req_new(a, ev)) == NULL)
+	if ((r = req_new(s->a, ev)) == NULL)
 		return; /* req_new answered 500 */
-	router_dispatch(r);
+	s->handler(r);
 }
 
 /* Formats the socket's real local address. */
@@ -66,6 +68,13 @@ bound_address(evutil_socket_t fd, char *out, size_t outlen)
 int
 server_new(struct authority *a, struct server **out)
 {
+	return server_listen(a, a->cfg->listen, router_dispatch, out);
+}
+
+int
+server_listen(struct authority *a, const char *listen, server_handler handler,
+    struct server **out)
+{
 	struct evhttp_bound_socket *bound;
 	struct server *s = NULL;
 	char host[INET6_ADDRSTRLEN];
@@ -73,12 +82,14 @@ server_new(struct authority *a, struct server **out)
 	int rc = VEP_ERR_NOMEM;
 
 	*out = NULL;
-	if (config_parse_listen(a->cfg->listen, host, sizeof(host), &port) != 0) {
+	if (config_parse_listen(listen, host, sizeof(host), &port) != 0) {
 		rc = VEP_ERR_INVALID;
 		goto out;
 	}
 	if ((s = calloc(1, sizeof(*s))) == NULL || (s->http = evhttp_new(a->base)) == NULL)
 		goto out;
+	s->a = a;
+	s->handler = handler;
 	evhttp_set_max_headers_size(s->http, LIMIT_HEADER_BYTES);
 	evhttp_set_max_body_size(s->http, LIMIT_BODY_BYTES);
 	evhttp_set_timeout(s->http, (int)a->cfg->request_timeout_s);
@@ -87,11 +98,11 @@ server_new(struct authority *a, struct server **out)
 	evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
 	    EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
 	    EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
-	evhttp_set_gencb(s->http, on_request, a);
+	evhttp_set_gencb(s->http, on_request, s);
 	errno = 0;
 	bound = evhttp_bind_socket_with_handle(s->http, host, (ev_uint16_t)port);
 	if (bound == NULL) {
-		log_error(&a->log, "cannot listen on %s: %s", a->cfg->listen,
+		log_error(&a->log, "cannot listen on %s: %s", listen,
 		    errno != 0 ? strerror(errno) : "bind failed");
 		rc = VEP_ERR_IO;
 		goto out;

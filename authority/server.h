@@ -4,7 +4,7 @@
  *
  * Owns the socket and the evhttp object. Must never block and never decide
  * anything about a request beyond wrapping it (req_new) and handing it to
- * the router.
+ * its handler: the router, or the demo relying party's own.
  */
 #ifndef AUTHORITY_SERVER_H
 #define AUTHORITY_SERVER_H
@@ -12,7 +12,11 @@
 #include <stddef.h>
 
 struct authority;
+struct req;
 struct server;
+
+/* Takes every request of a listener (it then owns r, see req.h). */
+typedef void (*server_handler)(struct req *r);
 
 /* Room for "[" + an IPv6 address + "]:65535". */
 #define SERVER_ADDR_BUFSZ 64
@@ -21,6 +25,11 @@ struct server;
  * VEP_ERR_INVALID (bad address) or VEP_ERR_IO (bind failed; logged with the
  * reason), VEP_ERR_NOMEM. */
 int server_new(struct authority *a, struct server **out);
+
+/* The same on another address, handing every request to handler (the demo
+ * relying party). */
+int server_listen(struct authority *a, const char *listen, server_handler handler,
+    struct server **out);
 
 /* The bound address with the real port ("127.0.0.1:41234", "[::1]:8080"). */
 const char *server_address(const struct server *s);

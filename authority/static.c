@@ -1,0 +1,180 @@
+/*
+ * static.c - serving www/ (contract in static.h).
+ */
+#include "static.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "authority.h"
+#include "domain.h"
+#include "req.h"
+#include "www.h"
+
+enum page_kind {
+	KIND_ASSET,       /* scripts, styles: the default CSP */
+	KIND_PAGE,        /* top-level only */
+	KIND_EMBED,       /* framed by the same site */
+	KIND_PROVISION,   /* legacy: framed by the shim's origin, loads its script */
+	KIND_AUTHENTICATE /* legacy: top-level, loads the shim's script */
+};
+
+/* Pages by path; anything else in www_files[] is an asset. "/" is the
+ * sign-in page. */
+static const struct {
+	const char *path;
+	const char *file;
+	enum page_kind kind;
+} pages[] = {
+	{ "/", "/sign-in", KIND_PAGE },
+	{ "/sign-in", "/sign-in", KIND_PAGE },
+	{ "/account", "/account", KIND_PAGE },
+	{ "/share", "/share", KIND_PAGE },
+	{ "/embed", "/embed", KIND_EMBED },
+	{ "/sign-in/provision", "/sign-in/provision", KIND_PROVISION },
+	{ "/sign-in/authenticate", "/sign-in/authenticate", KIND_AUTHENTICATE },
+};
+
+#define NPAGES (sizeof(pages) / sizeof(pages[0]))
+#define DEMO_RP_PREFIX "/demo-rp/"
+
+const struct www_file *
+static_file(const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < www_files_count; i++)
+		if (strcmp(www_files[i].path, path) == 0)
+			return &www_files[i];
+	return NULL;
+}
+
+/* The file and kind for a request path, or NULL. */
+static const struct www_file *
+lookup(const char *path, enum page_kind *kind)
+{
+	size_t i;
+
+	for (i = 0; i < NPAGES; i++) {
+		if (strcmp(pages[i].path, path) == 0) {
+			*kind = pages[i].kind;
+			return static_file(pages[i].file);
+		}
+	}
+	*kind = KIND_ASSET;
+	if (strncmp(path, DEMO_RP_PREFIX, sizeof(DEMO_RP_PREFIX) - 1) == 0)
+		return NULL;
+	for (i = 0; i < NPAGES; i++)
+		if (strcmp(pages[i].file, path) == 0)
+			return NULL; /* pages only under their own paths */
+	return static_file(path);
+}
+
+int
+static_exists(const char *path)
+{
+	enum page_kind kind;
+
+	return lookup(path, &kind) != NULL;
+}
+
+/* frame-ancestors for the webmail embed: ourselves and the same site. */
+static void
+embed_ancestors(struct req *r, char *out, size_t outlen)
+{
+	char host[300], hostport[300];
+	int local = 0;
+
+	if (req_host(r, host, hostport, sizeof(host), &local) == 0 && local && host[0] != '\0') {
+		/* Reached by address (the demo): any port of that host. */
+		snprintf(out, outlen, "'self' http://%s%s%s:* https://%s%s%s:*",
+		    strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
+		    strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "");
+		return;
+	}
+	snprintf(out, outlen, "'self' https://%s https://*.%s", r->domain->cfg->name,
+	    r->domain->cfg->name);
+}
+
+/* Sets the CSP (and X-Frame-Options) for kind. Returns 0 or -1. */
+static int
+page_headers(struct req *r, enum page_kind kind)
+{
+	const char *shim = r->a->cfg->shim_origin;
+	char anc[700], csp[1200];
+
+	if (kind == KIND_ASSET)
+		return 0;
+	if (kind == KIND_EMBED)
+		embed_ancestors(r, anc, sizeof(anc));
+	else if (kind == KIND_PROVISION)
+		snprintf(anc, sizeof(anc), "%s", shim);
+	else
+		snprintf(anc, sizeof(anc), "'none'");
+	snprintf(csp, sizeof(csp), "default-src 'none'; script-src 'self'%s%s; style-src 'self'; "
+	    "connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; "
+	    "frame-ancestors %s",
+	    kind == KIND_PROVISION || kind == KIND_AUTHENTICATE ? " " : "",
+	    kind == KIND_PROVISION || kind == KIND_AUTHENTICATE ? shim : "", anc);
+	if (req_add_header(r, "Content-Security-Policy", csp) != 0)
+		return -1;
+	/* For browsers that predate frame-ancestors. */
+	if (strcmp(anc, "'none'") == 0 && req_add_header(r, "X-Frame-Options", "DENY") != 0)
+		return -1;
+	return 0;
+}
+
+char *
+static_fill(const struct www_file *f, const char *name, const char *value, size_t *len)
+{
+	const char *src = (const char *)f->data, *p;
+	char mark[64], *out, *o;
+	size_t n = 0, mlen, vlen = strlen(value);
+
+	if ((size_t)snprintf(mark, sizeof(mark), "{{%s}}", name) >= sizeof(mark))
+		return NULL;
+	mlen = strlen(mark);
+	for (p = strstr(src, mark); p != NULL; p = strstr(p + mlen, mark))
+		n++;
+	if ((out = malloc(f->len + n * vlen + 1)) == NULL)
+		return NULL;
+	for (o = out; (p = strstr(src, mark)) != NULL; src = p + mlen) {
+		memcpy(o, src, (size_t)(p - src));
+		o += p - src;
+		memcpy(o, value, vlen);
+		o += vlen;
+	}
+	strcpy(o, src);
+	*len = (size_t)(o - out) + strlen(src);
+	return out;
+}
+
+void
+static_serve(struct req *r)
+{
+	enum page_kind kind;
+	const struct www_file *f = lookup(r->path, &kind);
+	char *filled;
+	size_t len;
+
+	if (f == NULL) {
+		req_reply_error(r, REQ_ERR_NOT_FOUND);
+		return;
+	}
+	if (page_headers(r, kind) != 0) {
+		req_reply_error(r, REQ_ERR_INTERNAL);
+		return;
+	}
+	if (kind != KIND_PROVISION && kind != KIND_AUTHENTICATE) {
+		req_reply_tagged(r, f->ctype, (const char *)f->data, f->len, f->etag,
+		    REQ_F_REVALIDATE);
+		return;
+	}
+	if ((filled = static_fill(f, "SHIM_ORIGIN", r->a->cfg->shim_origin, &len)) == NULL) {
+		req_reply_error(r, REQ_ERR_INTERNAL);
+		return;
+	}
+	req_reply(r, 200, f->ctype, filled, len, 0);
+	free(filled);
+}

@@ -1,0 +1,44 @@
+/*
+ * static.h - the pages and scripts of www/ (embedded, see www/www.h), with
+ * the security headers each kind of page needs.
+ *
+ * Every page gets a Content-Security-Policy without inline script or
+ * style, and framing only where the protocol needs it:
+ *   - the sign-in, account and share pages, and the legacy authentication
+ *     page: never framed;
+ *   - /embed (the hidden page a webmail frames to provision after its own
+ *     login): framed by this origin and the same site only - https:// on
+ *     the domain and its subdomains, or any port of the host when reached
+ *     by address (the demo);
+ *   - /sign-in/provision (legacy): framed by the configured shim_origin
+ *     only, and it alone may load scripts from there.
+ * The legacy pages name the shim's origin in their script tags: their
+ * "{{SHIM_ORIGIN}}" placeholder is replaced when served.
+ *
+ * Owns the page table. Must never serve a file outside www_files[] nor the
+ * demo relying party's files (those live under /demo-rp/, served by
+ * demo_rp.c on its own port).
+ */
+#ifndef AUTHORITY_STATIC_H
+#define AUTHORITY_STATIC_H
+
+#include <stddef.h>
+
+struct req;
+struct www_file;
+
+/* The embedded file at exactly this path (including /demo-rp/ files), or
+ * NULL. For demo_rp.c, which serves its own few. */
+const struct www_file *static_file(const char *path);
+
+/* Returns f's text with every "{{NAME}}" replaced by value (new text, *len
+ * its length), or NULL when out of memory. */
+char *static_fill(const struct www_file *f, const char *name, const char *value, size_t *len);
+
+/* 1 when path names a file the authority serves. */
+int static_exists(const char *path);
+
+/* Answers GET/HEAD for r->path (which static_exists). Needs r->domain. */
+void static_serve(struct req *r);
+
+#endif

@@ -1,0 +1,99 @@
+/*
+ * ui.js - what the authority's pages share: the sign-in form's behaviour
+ * (busy state, errors next to the form) and wording for errors and times.
+ * Needs vep.js. Exposes window.vepUI.
+ */
+(function () {
+  'use strict';
+
+  function waitText(seconds) {
+    if (seconds >= 90) return Math.ceil(seconds / 60) + ' minutes';
+    if (seconds > 1) return seconds + ' seconds';
+    return 'a moment';
+  }
+
+  /* A sentence for a person, from a VepError. */
+  function message(err) {
+    switch (err && err.status) {
+    case 0: return 'Cannot reach the sign-in service. Check your connection and try again.';
+    case 401: return 'Wrong email address or password.';
+    case 429: return 'Too many failed attempts. Try again in ' + waitText(err.retryAfter) + '.';
+    case 503: return 'The sign-in service is unavailable right now. Please try again in a moment.';
+    default: return (err && err.message) ? err.message.charAt(0).toUpperCase() + err.message.slice(1) + '.'
+      : 'Something went wrong.';
+    }
+  }
+
+  function time(ms) {
+    var d = new Date(ms);
+    return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  }
+
+  function setBusy(button, busy, label) {
+    if (!button.dataset.label) button.dataset.label = button.textContent;
+    button.disabled = busy;
+    button.setAttribute('aria-busy', busy ? 'true' : 'false');
+    button.textContent = '';
+    if (busy) {
+      var s = document.createElement('span');
+      s.className = 'spinner';
+      s.setAttribute('aria-hidden', 'true');
+      button.appendChild(s);
+    }
+    button.appendChild(document.createTextNode(busy ? label : button.dataset.label));
+  }
+
+  function showError(box, text, fields) {
+    box.textContent = text || '';
+    (fields || []).forEach(function (f) {
+      if (text) f.setAttribute('aria-invalid', 'true');
+      else f.removeAttribute('aria-invalid');
+    });
+  }
+
+  /* Wires a sign-in form: #email, #password, a submit button and an
+   * .alert.error box inside form. onSignedIn(session) runs after success
+   * (and may return a promise, during which the form stays busy). */
+  function bindSignIn(form, onSignedIn, busyLabel) {
+    var email = form.querySelector('input[type=email]');
+    var password = form.querySelector('input[type=password]');
+    var button = form.querySelector('button[type=submit]');
+    var box = form.querySelector('.alert.error');
+    form.addEventListener('submit', function (ev) {
+      ev.preventDefault();
+      if (!email.value || !password.value) {
+        showError(box, 'Enter your email address and password.',
+          [email.value ? password : email]);
+        (email.value ? password : email).focus();
+        return;
+      }
+      showError(box, '', [email, password]);
+      setBusy(button, true, 'Checking…');
+      window.vep.signIn(email.value.trim(), password.value).then(function (s) {
+        password.value = '';
+        setBusy(button, true, busyLabel || 'Setting up this browser…');
+        return onSignedIn(s);
+      }).then(function () {
+        setBusy(button, false);
+      }, function (err) {
+        setBusy(button, false);
+        showError(box, message(err), err.status === 401 ? [email, password] : []);
+        password.value = '';
+        password.focus();
+      });
+    });
+  }
+
+  document.addEventListener('DOMContentLoaded', function () {
+    var d = document.getElementById('domain');
+    if (d) d.textContent = location.hostname;
+  });
+
+  window.vepUI = Object.freeze({
+    message: message,
+    time: time,
+    setBusy: setBusy,
+    showError: showError,
+    bindSignIn: bindSignIn
+  });
+})();
