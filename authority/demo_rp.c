@@ -51,7 +51,8 @@ serve_page(struct req *r, const struct www_file *f)
 
 	authority_origin(r, auth, sizeof(auth));
 	snprintf(csp, sizeof(csp), "default-src 'none'; script-src 'self' %s; style-src 'self'; "
-	    "connect-src 'self'; frame-src %s; form-action 'self'; base-uri 'none'; "
+	    "connect-src 'self'; img-src 'self' data:; frame-src %s; form-action 'self'; "
+	    "base-uri 'none'; "
 	    "frame-ancestors 'none'", auth, auth);
 	if ((text = static_fill(f, "AUTHORITY", auth, &len)) == NULL ||
 	    req_add_header(r, "Content-Security-Policy", csp) != 0) {

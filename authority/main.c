@@ -2,8 +2,8 @@
  * main.c - vep-authority: command line, start-up order, the event loop and
  * clean shutdown.
  *
- *   vep-authority --config FILE [--check] [--listen ADDR:PORT]
- *   vep-authority --demo [--state DIR] [--listen ADDR:PORT] [--check]
+ *   vep-authority --config FILE [--check] [--listen ADDR:PORT] [--set KEY=VALUE]...
+ *   vep-authority --demo [--state DIR] [--listen ADDR:PORT] [--check] [--set KEY=VALUE]...
  *
  * Owns struct authority (the only place state is created and freed) and the
  * signal table. Must never do a module's job itself: it wires config,
@@ -36,6 +36,9 @@
 #define EXIT_RUNTIME 1
 #define EXIT_CONFIG 2
 
+/* Most --set options on one command line. */
+#define OPTIONS_MAX_SETS 32
+
 struct options {
 	const char *config;
 	const char *state;
@@ -43,14 +46,17 @@ struct options {
 	int check;
 	int demo;
 	int list_keys;
+	const char *sets[OPTIONS_MAX_SETS];  /* --set KEY=VALUE, in order */
+	size_t nsets;
 };
 
 static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: vep-authority --config FILE [--check] [--listen ADDR:PORT]\n"
+	    "usage: vep-authority --config FILE [--check] [--listen ADDR:PORT] [--set KEY=VALUE]...\n"
 	    "       vep-authority --demo [--state DIR] [--listen ADDR:PORT] [--check]\n"
+	    "                     [--set KEY=VALUE]...\n"
 	    "       vep-authority --list-keys\n"
 	    "\n"
 	    "  --config FILE       read settings from FILE (see CONFIG.md)\n"
@@ -59,6 +65,8 @@ usage(FILE *f)
 	    "  --state DIR         state directory (overrides state_dir; demo default\n"
 	    "                      ~/.local/state/vep-authority-demo)\n"
 	    "  --listen ADDR:PORT  listen address (overrides listen; port 0 picks one)\n"
+	    "  --set KEY=VALUE     set a global configuration key (repeatable; after the\n"
+	    "                      file or the demo's defaults, e.g. --set shim_origin=URL)\n"
 	    "  --list-keys         print every configuration key with its default\n");
 }
 
@@ -73,6 +81,7 @@ parse_options(int argc, char **argv, struct options *o)
 		{ "state", required_argument, NULL, 's' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "list-keys", no_argument, NULL, 'K' },
+		{ "set", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -87,6 +96,14 @@ parse_options(int argc, char **argv, struct options *o)
 		case 's': o->state = optarg; break;
 		case 'l': o->listen = optarg; break;
 		case 'K': o->list_keys = 1; break;
+		case 'S':
+			if (o->nsets == OPTIONS_MAX_SETS || strchr(optarg, '=') == NULL) {
+				fprintf(stderr, "vep-authority: --set KEY=VALUE (at most %d)\n",
+				    OPTIONS_MAX_SETS);
+				return EXIT_CONFIG;
+			}
+			o->sets[o->nsets++] = optarg;
+			break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return EXIT_CONFIG;
 		}
@@ -131,12 +148,19 @@ static int
 load_config(const struct options *o, struct config **cfg)
 {
 	char err[1024], *abs = NULL, cwd[4096];
+	size_t i;
 	int rc;
 
 	if (o->demo)
 		rc = demo_config(o->state, cfg, err, sizeof(err));
 	else
 		rc = config_load(o->config, cfg, err, sizeof(err));
+	for (i = 0; rc == 0 && i < o->nsets; i++) {
+		char key[64];
+		size_t klen = strcspn(o->sets[i], "=");
+		snprintf(key, sizeof(key), "%.*s", (int)klen, o->sets[i]);
+		rc = config_set(*cfg, "--set", key, o->sets[i] + klen + 1, err, sizeof(err));
+	}
 	if (rc == 0 && o->listen != NULL)
 		rc = config_set(*cfg, "--listen", "listen", o->listen, err, sizeof(err));
 	if (rc == 0 && o->state != NULL && !o->demo) {

@@ -1,0 +1,94 @@
+/*
+ * common.js - shared by the browser tests: the real vep-authority --demo on
+ * 127.0.0.1 port 0 (with its demo relying party), Debian's chromium through
+ * playwright-core, screenshots at the two widths, and the interop tests'
+ * access to Mozilla's verifier.
+ */
+'use strict';
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { spawn } = require('child_process');
+
+const HERE = __dirname;
+const CHROMIUM = process.env.VEP_CHROMIUM || '/usr/bin/chromium';
+if (!fs.existsSync(path.join(HERE, 'node_modules', 'playwright-core', 'package.json')) ||
+    !fs.existsSync(CHROMIUM)) {
+  console.log('playwright-core or chromium missing (run tests/browser/setup.sh): skipping');
+  process.exit(77);
+}
+const { chromium } = require('playwright-core');
+const interop = require('../interop/common.js');
+
+const AUTHORITY = process.env.VEP_AUTHORITY;
+const ARTIFACTS = process.env.VEP_ARTIFACTS || path.join(os.tmpdir(), 'vep-screenshots');
+const START_TIMEOUT_MS = 30000;
+const WIDTHS = [375, 1280];
+
+/* Starts vep-authority --demo; resolves {proc, origin, rpOrigin, port, state, stderr()}. */
+function startDemo(extraArgs) {
+  const state = fs.mkdtempSync(path.join(os.tmpdir(), 'vep-browser.'));
+  return new Promise((resolve, reject) => {
+    const proc = spawn(AUTHORITY, ['--demo', '--state', path.join(state, 's'), '--listen',
+      '127.0.0.1:0'].concat(extraArgs || []), { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = ''; let err = '';
+    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error('no address: ' + err)); },
+      START_TIMEOUT_MS);
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const a = /listening on (http:\/\/[0-9.]+:(\d+))/.exec(out);
+      const b = /demo relying party on (http:\/\/[0-9.:]+)/.exec(out);
+      if (a && b) {
+        clearTimeout(timer);
+        resolve({ proc, origin: a[1], port: Number(a[2]), rpOrigin: b[1],
+          state: path.join(state, 's'), stderr: () => err });
+      }
+    });
+    proc.stderr.on('data', (d) => { err += d; });
+    proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`exited ${code}: ${err}`)); });
+  });
+}
+
+/* Stops it; resolves the exit code (and reports sanitizer output). */
+function stopDemo(d) {
+  return new Promise((resolve) => {
+    d.proc.removeAllListeners('exit');
+    d.proc.on('exit', (code) => resolve({ code,
+      sanitizer: /AddressSanitizer|LeakSanitizer|runtime error:/.test(d.stderr()) }));
+    d.proc.kill('SIGTERM');
+  });
+}
+
+function launch() {
+  return chromium.launch({ executablePath: CHROMIUM, headless: true,
+    args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+}
+
+/* Watches a page for script errors and CSP violations. */
+function watch(page, log) {
+  page.on('pageerror', (e) => log.push('pageerror: ' + e.message));
+  page.on('console', (m) => {
+    if (/Content Security Policy|Refused to/.test(m.text())) log.push('csp: ' + m.text());
+  });
+  return page;
+}
+
+/* Saves the page at 375 and 1280 px wide (full page), then restores 1280. */
+async function shots(page, name) {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  for (const w of WIDTHS) {
+    await page.setViewportSize({ width: w, height: w < 600 ? 740 : 800 });
+    await page.screenshot({ path: path.join(ARTIFACTS, `${name}-${w}.png`), fullPage: true });
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+/* 1 when nothing on the page is wider than the viewport at 375 px. */
+async function fitsNarrow(page) {
+  await page.setViewportSize({ width: 375, height: 740 });
+  const ok = await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  return ok;
+}
+
+module.exports = { startDemo, stopDemo, launch, watch, shots, fitsNarrow, interop, ARTIFACTS };
