@@ -5,7 +5,7 @@
 VEP_APT_BUILD="gcc libc6-dev meson ninja-build pkg-config python3 libssl-dev libevent-dev
   libsqlite3-dev libjansson-dev libpam0g-dev libpam-wrapper sqlite3"
 # Extra packages for the test suite.
-VEP_APT_TEST="libnss-wrapper libpam-modules nodejs npm"
+VEP_APT_TEST="libnss-wrapper libpam-modules nodejs npm chromium fonts-dejavu-core"
 
 vep_log() { printf '==> %s\n' "$*" >&2; }
 
