@@ -158,7 +158,7 @@ raw = a.raw(b"GET /.well-known/browserid HTTP/1.0\r\n\r\n")
 c.eq("HTTP/1.0 without Host: first domain", vephelp.parse_raw_response(raw).status, 200)
 
 # --- unknown paths, methods, targets -------------------------------------------------
-for path in ["/", "/nope", "/pk/", "/.well-known/", "/.well-known/browserid/x", "/PK"]:
+for path in ["/nope", "/sign-in/", "/demo-rp/index", "/pk/", "/.well-known/", "/.well-known/browserid/x", "/PK"]:
     is_json_error("unknown path %s" % path, a.get(path), 404)
 for method in ["POST", "PUT", "DELETE", "OPTIONS", "PATCH"]:
     r = a.request(method, "/.well-known/browserid", body=b"" if method != "OPTIONS" else None)
