@@ -1,41 +1,63 @@
 /*
- * authority.h - the one struct authority: everything the running server
- * owns, built in main.c and passed down to every module that needs more
- * than its own arguments. There are no mutable globals anywhere else.
+ * authority.h - the one struct authority: what every event loop shares,
+ * built in main.c and passed down to every module that needs more than its
+ * own arguments. There are no mutable globals anywhere else.
+ *
+ * Shared means read-only while the loops run, with one exception: the
+ * domain set, which a reload (SIGHUP, handled by loop 0) replaces whole.
+ * Readers load the pointer once per callback (authority_domains); the old
+ * set is freed only after every other loop has run a callback since the
+ * swap (authority_domains_ack), so no reader can still hold it. No lock.
  *
  * Owns nothing by itself; main.c creates and frees each member in order.
  */
 #ifndef AUTHORITY_AUTHORITY_H
 #define AUTHORITY_AUTHORITY_H
 
+#include <stdatomic.h>
+#include <stddef.h>
+
 #include "config.h"
 #include "domain.h"
 #include "log.h"
 
-struct db;
 struct event;
-struct event_base;
 struct faildelay;
-struct login;
-struct pam_client;
-struct server;
+struct loop;
 
 struct authority {
 	struct config *cfg;          /* owned: validated configuration */
 	struct log log;              /* where diagnostics go (stderr) */
-	struct domain_set *domains;  /* owned: served domains, keys, documents */
-	struct event_base *base;     /* owned: the one event loop (never blocks) */
-	struct server *server;       /* owned: the HTTP listener */
-	struct server *demo_rp;      /* owned: the demo relying party (--demo only) */
-	int demo;                    /* 1 when started with --demo */
-	struct db *db;               /* owned: sessions, throttle, audit trail */
-	struct pam_client *pam;      /* owned: sign-in through vep-pam-helper */
+	struct domain_set *_Atomic domains; /* owned: served domains (authority_domains) */
 	struct faildelay *faildelay; /* owned: when failed sign-ins are answered */
-	struct login *logins;        /* sign-ins waiting for PAM or their delay
-	                              * (h_session.c's list; ended at shutdown) */
-	struct event *housekeeping;  /* owned: purges dead sessions and windows */
-	/* Each member is created in main.c after the configuration and freed
-	 * in reverse. */
+	char **pam_env;              /* owned: extra PAM helper environment (demo) */
+	struct loop **loops;         /* owned: the event loops; loops[0] is the main thread's */
+	size_t nloops;
+	int demo;                    /* 1 when started with --demo */
+	struct server *demo_rp;      /* owned: the demo relying party (--demo, loop 0) */
+	/* Reload bookkeeping (loop 0 only, but for acks). */
+	struct domain_set *retiring; /* the replaced set, freed once every loop acked */
+	atomic_size_t acks;          /* loops that acked since the swap */
+	struct event *retire_timer;  /* owned: polls acks while a set is retiring */
 };
+
+/* The current domain set. Load once per callback and do not keep it
+ * across callbacks. */
+static inline struct domain_set *
+authority_domains(struct authority *a)
+{
+	return atomic_load_explicit(&a->domains, memory_order_acquire);
+}
+
+/* Replaces the domain set with next (taken) and retires the old one:
+ * returns 0, or VEP_ERR_EXISTS when a previous reload is still retiring
+ * (next is then freed and nothing changes). Loop 0 only. */
+int authority_domains_swap(struct authority *a, struct domain_set *next);
+
+/* Called by each other loop from a callback after a swap. */
+void authority_domains_ack(struct authority *a);
+
+/* Frees a retiring set at shutdown, after every loop has stopped. */
+void authority_domains_free(struct authority *a);
 
 #endif

@@ -62,6 +62,8 @@ static const struct config_key config_keys[] = {
 	{ "request_timeout", SCOPE_GLOBAL, set_int, "30", LIMIT_REQUEST_TIMEOUT_S_MIN,
 	  LIMIT_REQUEST_TIMEOUT_S_MAX, G(request_timeout_s), 0,
 	  "seconds a connection may stay idle or take to send a request before it is closed" },
+	{ "workers", SCOPE_GLOBAL, set_int, "0", 0, LIMIT_WORKERS_MAX, G(workers), 0,
+	  "event loops serving requests, each in its own thread; 0 = one per online CPU" },
 	{ "log_level", SCOPE_GLOBAL, set_loglevel, "info", 0, 0, G(log_level), 0,
 	  "least severe messages logged to stderr: error, warn, info or debug" },
 	{ "shim_origin", SCOPE_GLOBAL, set_url, "https://login.persona.org", 0, 0, G(shim_origin), 0,

@@ -45,6 +45,7 @@ struct config {
 	char *state_dir;            /* absolute path */
 	long max_age_s;             /* Cache-Control max-age of discovery documents */
 	long request_timeout_s;     /* idle / slow request timeout per connection */
+	long workers;               /* event loops; 0 = one per online CPU */
 	long log_level;             /* enum log_level */
 	char *shim_origin;          /* origin of the legacy user agent's shim scripts */
 	long db_max_mib;            /* database file cap in MiB; 0 = none */

@@ -9,6 +9,7 @@
  * bound value (tokens' hashes, addresses) and never leave a transaction open
  * when a function returns.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,13 +324,17 @@ db_open_path(const char *path, const struct db_options *opt, struct db **out)
 
 	if (!db->readonly) {
 		/* Create the file ourselves so it is 0600 from the first byte;
-		 * SQLite gives the -wal and -shm files the same mode. */
-		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (fd < 0) {
+		 * SQLite gives the -wal and -shm files the same mode. Only when
+		 * it does not exist (O_EXCL): closing a descriptor of a file
+		 * drops every POSIX lock this process holds on it, including
+		 * those of SQLite connections other threads have open. */
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd >= 0)
+			(void)close(fd);
+		else if (errno != EEXIST) {
 			ret = VEP_ERR_IO;
 			goto out;
 		}
-		(void)close(fd);
 	}
 	flags = (db->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
 	    SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOMUTEX;

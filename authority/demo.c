@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "authority.h"
+#include "loop.h"
 #include "demo_rp.h"
 #include "err.h"
 #include "keydir.h"
@@ -295,7 +296,7 @@ demo_start(struct authority *a)
 	}
 	log_info(&a->log, "demo: serving %s from %s; sign in at http://%s/ as %s@%s with "
 	    "password %s; a demo website is at http://%s/", DEMO_DOMAIN, a->cfg->state_dir,
-	    server_address(a->server), DEMO_USER, DEMO_DOMAIN, DEMO_PASSWORD,
+	    server_address(a->loops[0]->server), DEMO_USER, DEMO_DOMAIN, DEMO_PASSWORD,
 	    server_address(a->demo_rp));
 	return VEP_OK;
 }

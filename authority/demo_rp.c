@@ -14,6 +14,7 @@
 #include "domain.h"
 #include "email.h"
 #include "err.h"
+#include "loop.h"
 #include "req.h"
 #include "server.h"
 #include "static.h"
@@ -40,7 +41,7 @@ static const struct {
 static void
 authority_origin(struct req *r, char *out, size_t outlen)
 {
-	snprintf(out, outlen, "http://%s", server_address(r->a->server));
+	snprintf(out, outlen, "http://%s", server_address(r->a->loops[0]->server));
 }
 
 static void
@@ -90,7 +91,7 @@ verify(struct req *r)
 	snprintf(audience, sizeof(audience), "http://%s", hostport);
 	rc = vep_backed_parse(text, strlen(text), &b);
 	at = rc == 0 ? strrchr(b->cert->email, '@') : NULL;
-	d = at != NULL ? domain_set_find(r->a->domains, at + 1) : NULL;
+	d = at != NULL ? domain_set_find(authority_domains(r->a), at + 1) : NULL;
 	if (rc == 0 && d == NULL)
 		rc = VEP_ERR_ISSUER;
 	if (rc == 0) {
@@ -152,7 +153,7 @@ handle(struct req *r)
 int
 demo_rp_start(struct authority *a, const char *listen, char *err, size_t errlen)
 {
-	int rc = server_listen(a, listen, handle, &a->demo_rp);
+	int rc = server_listen(a->loops[0], listen, handle, &a->demo_rp);
 
 	if (rc != 0) {
 		snprintf(err, errlen, "demo relying party: cannot listen on %s", listen);

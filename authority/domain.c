@@ -107,38 +107,46 @@ build_hostmeta(const char *base, int json, struct doc *doc)
 }
 
 int
-domain_hostmeta(struct domain *d, const char *base, int json, const struct doc **out)
+domain_hostmeta(const struct domain *d, const char *base, int json, struct doc *tmp,
+    const struct doc **out)
 {
-	struct doc xrd, jrd;
-	char *nb;
 	int rc;
 
 	*out = NULL;
-	if (d->hm_base == NULL || strcmp(d->hm_base, base) != 0) {
-		if ((nb = strdup(base)) == NULL)
-			return VEP_ERR_NOMEM;
-		if ((rc = build_hostmeta(base, 0, &xrd)) != 0) {
-			free(nb);
-			return rc;
-		}
-		if ((rc = build_hostmeta(base, 1, &jrd)) != 0) {
-			doc_clear(&xrd);
-			free(nb);
-			return rc;
-		}
-		doc_clear(&d->hm_xrd);
-		doc_clear(&d->hm_jrd);
-		free(d->hm_base);
-		d->hm_base = nb;
-		d->hm_xrd = xrd;
-		d->hm_jrd = jrd;
+	memset(tmp, 0, sizeof(*tmp));
+	if (d->hm_base != NULL && strcmp(d->hm_base, base) == 0) {
+		*out = json ? &d->hm_jrd : &d->hm_xrd;
+		return VEP_OK;
 	}
-	*out = json ? &d->hm_jrd : &d->hm_xrd;
+	/* Not the configured public_url: built for this request (loops
+	 * share the domain, so nothing here may change it). */
+	if ((rc = build_hostmeta(base, json, tmp)) != 0)
+		return rc;
+	*out = tmp;
 	return VEP_OK;
 }
 
-int
-domain_reload(struct domain *d)
+void
+domain_doc_clear(struct doc *doc)
+{
+	doc_clear(doc);
+}
+
+/* Builds the host-meta documents for the configured public_url once. */
+static int
+hostmeta_cache(struct domain *d, const char *base)
+{
+	int rc;
+
+	if ((d->hm_base = strdup(base)) == NULL)
+		return VEP_ERR_NOMEM;
+	if ((rc = build_hostmeta(base, 0, &d->hm_xrd)) != 0)
+		return rc;
+	return build_hostmeta(base, 1, &d->hm_jrd);
+}
+
+static int
+domain_load_keys(struct domain *d)
 {
 	struct vep_keyset ks;
 	struct doc support, pk;
@@ -177,7 +185,6 @@ int
 domain_set_load(const struct config *cfg, struct domain_set **out, char *err, size_t errlen)
 {
 	struct domain_set *set = NULL;
-	const struct doc *unused;
 	char msg[512];
 	size_t i;
 	int rc = VEP_ERR_NOMEM;
@@ -196,9 +203,9 @@ domain_set_load(const struct config *cfg, struct domain_set **out, char *err, si
 
 		d->cfg = cd;
 		set->n = i + 1;
-		rc = domain_reload(d);
+		rc = domain_load_keys(d);
 		if (rc == 0 && cd->public_url != NULL)
-			rc = domain_hostmeta(d, cd->public_url, 0, &unused);
+			rc = hostmeta_cache(d, cd->public_url);
 		if (rc != 0) {
 			snprintf(err, errlen, "%s:%u: [domain %s] key_dir '%s': %s",
 			    cfg->path != NULL ? cfg->path : "(built in)", cd->key_dir_line,

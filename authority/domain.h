@@ -32,7 +32,7 @@ struct domain {
 	struct doc pk;                   /* /pk: the bare current key */
 	/* host-meta carries absolute URLs, so it depends on the base URL:
 	 * fixed when public_url is configured (built at load), otherwise the
-	 * request's scheme://Host, cached for the last base seen. */
+	 * request's scheme://Host, built per request (domain_hostmeta). */
 	char *hm_base;                   /* owned, base of hm_xrd / hm_jrd */
 	struct doc hm_xrd;               /* /.well-known/host-meta */
 	struct doc hm_jrd;               /* /.well-known/host-meta.json */
@@ -54,15 +54,18 @@ int domain_set_load(const struct config *cfg, struct domain_set **out,
 /* Finds a served domain by lowercase name, NULL when not served. */
 struct domain *domain_set_find(const struct domain_set *set, const char *name);
 
-/* Reloads one domain's keys (after vep-keytool rotate) and rebuilds its
- * documents. All or nothing: on error the domain keeps serving what it had. */
-int domain_reload(struct domain *d);
+/* Host-meta for base ("scheme://host[:port]", already validated by the
+ * caller: only [A-Za-z0-9.:[]-] characters), as XRD (json == 0) or JRD
+ * (json == 1): the document built at load for the configured public_url,
+ * else one built now into tmp. *out points to one or the other; the caller
+ * calls domain_doc_clear(tmp) when done. A domain never changes once
+ * loaded (every event loop reads it; a reload builds a new set). Returns 0
+ * or VEP_ERR_NOMEM / VEP_ERR_CRYPTO. */
+int domain_hostmeta(const struct domain *d, const char *base, int json, struct doc *tmp,
+    const struct doc **out);
 
-/* Returns host-meta for base ("scheme://host[:port]", already validated by
- * the caller: only [A-Za-z0-9.:[]-] characters), as XRD (json == 0) or JRD
- * (json == 1). The document stays valid until the next call for this
- * domain or domain_reload. Returns 0 or VEP_ERR_NOMEM / VEP_ERR_CRYPTO. */
-int domain_hostmeta(struct domain *d, const char *base, int json, const struct doc **out);
+/* Frees a document's body (for domain_hostmeta's tmp). */
+void domain_doc_clear(struct doc *doc);
 
 /* The key that signs certificates for this domain (borrowed). */
 const vep_key *domain_signing_key(const struct domain *d);

@@ -15,8 +15,10 @@
 #include "domain.h"
 #include "email.h"
 #include "err.h"
+#include "issuance.h"
 #include "key.h"
 #include "log.h"
+#include "loop.h"
 #include "req.h"
 #include "util.h"
 
@@ -100,6 +102,7 @@ check_email(struct req *r)
 static void
 issue(struct req *r, const struct domain *d, const vep_key *user, long life_s)
 {
+	struct db_audit_row row = { 0 };
 	struct vep_cert_params p;
 	char fp[65], *cert = NULL;
 	int64_t now = vep_now_ms();
@@ -119,15 +122,14 @@ issue(struct req *r, const struct domain *d, const vep_key *user, long life_s)
 		req_reply_error(r, REQ_ERR_INTERNAL);
 		return;
 	}
-	/* No certificate leaves unrecorded. */
-	rc = db_audit_cert(r->a->db, now, p.email, fp, p.iat_ms, p.exp_ms, r->client_addr);
-	if (rc != 0) {
-		log_error(&r->a->log, "audit of a certificate: %s (not issued)", db_strerror(rc));
-		free(cert);
-		req_add_header(r, "Retry-After", "5");
-		req_reply_error(r, REQ_ERR_UNAVAILABLE);
-		return;
-	}
+	row.ts_ms = now;
+	row.event = DB_AUDIT_CERT_ISSUED;
+	row.email = p.email;
+	row.key_fp = fp;
+	row.iat_ms = p.iat_ms;
+	row.exp_ms = p.exp_ms;
+	row.client_addr = r->client_addr;
+	row.outcome = "ok";
 	o = json_pack("{sssssIsI}", "cert", cert, "email", p.email, "iat", (json_int_t)p.iat_ms,
 	    "exp", (json_int_t)p.exp_ms);
 	free(cert);
@@ -135,8 +137,9 @@ issue(struct req *r, const struct domain *d, const vep_key *user, long life_s)
 		req_reply_error(r, REQ_ERR_INTERNAL);
 		return;
 	}
-	req_reply_json(r, 200, o);
-	json_decref(o);
+	/* Sent once its audit row is committed with this iteration's batch:
+	 * no certificate leaves unrecorded. */
+	issuance_submit(r->loop->issuance, r, &row, o);
 }
 
 void
@@ -150,7 +153,7 @@ h_cert(struct req *r)
 
 	if (req_refuse_unknown_fields(r, fields) != 0 || check_email(r) != 0)
 		return;
-	d = at != NULL ? domain_set_find(r->a->domains, at + 1) : NULL;
+	d = at != NULL ? domain_set_find(authority_domains(r->a), at + 1) : NULL;
 	if (d == NULL) {
 		/* Signed in while the domain was served; it is not any more. */
 		req_reply_error(r, REQ_ERR_UNAUTHORIZED);

@@ -26,6 +26,7 @@
 #include "err.h"
 #include "faildelay.h"
 #include "log.h"
+#include "loop.h"
 #include "pam_client.h"
 #include "req.h"
 #include "secmem.h"
@@ -35,8 +36,9 @@
 static const char login_failed[] = "wrong address or password";
 
 struct login {
-	struct login *next, **prevp;   /* in a->logins */
+	struct login *next, **prevp;   /* in loop->logins */
 	struct authority *a;
+	struct loop *loop;             /* the loop the request came on */
 	struct req *r;                 /* answered exactly once, then NULL */
 	char email[VEP_EMAIL_MAX + 1];
 	char account[ACCOUNT_USER_MAX + 1]; /* PAM user, or the address when unmappable */
@@ -57,7 +59,7 @@ login_free(struct login *l)
 			l->next->prevp = l->prevp;
 	}
 	if (l->pam_pending)
-		pam_client_cancel(l->a->pam, l->pam_id);
+		pam_client_cancel(l->loop->pam, l->pam_id);
 	if (l->timer != NULL)
 		event_free(l->timer);
 	vep_memzero(l, sizeof(*l));
@@ -97,7 +99,7 @@ throttle_limits(const struct config *cfg, struct db_throttle_limits *l)
 static void
 audit_login(struct login *l, int success, const char *outcome)
 {
-	int rc = db_audit_login(l->a->db, now_ms(), success, l->email,
+	int rc = db_audit_login(l->loop->db, now_ms(), success, l->email,
 	    l->r->client_addr, outcome);
 
 	if (rc != 0)
@@ -139,7 +141,7 @@ login_fail(struct login *l, const char *outcome, uint32_t pam_delay_us)
 	int rc;
 
 	throttle_limits(l->a->cfg, &lim);
-	rc = db_throttle_record_failure(l->a->db, l->account, l->r->client_addr,
+	rc = db_throttle_record_failure(l->loop->db, l->account, l->r->client_addr,
 	    (int64_t)time(NULL), &lim);
 	if (rc != 0)
 		log_error(&l->a->log, "throttle: %s", db_strerror(rc));
@@ -148,7 +150,7 @@ login_fail(struct login *l, const char *outcome, uint32_t pam_delay_us)
 	    elapsed_ms(&l->start));
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;
-	if ((l->timer = evtimer_new(l->a->base, on_delay_over, l)) == NULL ||
+	if ((l->timer = evtimer_new(l->loop->base, on_delay_over, l)) == NULL ||
 	    evtimer_add(l->timer, &tv) != 0) {
 		/* Answering at once would leak timing; 503 leaks nothing. */
 		req_reply_error(l->r, REQ_ERR_UNAVAILABLE);
@@ -167,13 +169,13 @@ login_succeed(struct login *l)
 	int64_t now = (int64_t)time(NULL);
 	int rc;
 
-	if ((rc = db_throttle_record_success(a->db, l->account)) != 0)
+	if ((rc = db_throttle_record_success(l->loop->db, l->account)) != 0)
 		log_error(&a->log, "throttle: %s", db_strerror(rc));
 	if ((rc = session_tokens_new(&t)) != 0) {
 		req_reply_error(l->r, REQ_ERR_INTERNAL);
 		goto out;
 	}
-	rc = db_session_create(a->db, l->email, now, a->cfg->session_idle_s,
+	rc = db_session_create(l->loop->db, l->email, now, a->cfg->session_idle_s,
 	    a->cfg->session_lifetime_s, t.token_hash, t.csrf_hash, NULL);
 	if (rc != 0) {
 		log_error(&a->log, "session: %s", db_strerror(rc));
@@ -233,7 +235,7 @@ end_previous_session(struct req *r)
 
 	if (session_cookie_find(req_header(r, "Cookie"), token) == 0 &&
 	    session_tokens_from(token, &t) == 0) {
-		(void)db_session_delete(r->a->db, t.token_hash); /* gone already is fine */
+		(void)db_session_delete(r->loop->db, t.token_hash); /* gone already is fine */
 		session_tokens_wipe(&t);
 	}
 	vep_memzero(token, sizeof(token));
@@ -293,7 +295,7 @@ login_prepare(struct req *r, struct login *l, const char **pw, size_t *pwlen, in
 		    "not a valid email address");
 		return -1;
 	}
-	d = domain_set_find(r->a->domains, dom);
+	d = domain_set_find(authority_domains(r->a), dom);
 	if (d == NULL) {
 		req_reply_error_text(r, REQ_ERR_BAD_REQUEST,
 		    "this authority does not serve that address's domain");
@@ -329,6 +331,7 @@ h_login(struct req *r)
 		return;
 	}
 	l->a = a;
+	l->loop = r->loop;
 	l->r = r;
 	clock_gettime(CLOCK_MONOTONIC, &l->start);
 	if (login_prepare(r, l, &pw, &pwlen, &mapped) != 0) {
@@ -336,7 +339,7 @@ h_login(struct req *r)
 		goto done;
 	}
 	throttle_limits(a->cfg, &lim);
-	rc = db_throttle_check(a->db, l->account, r->client_addr, (int64_t)time(NULL), &lim,
+	rc = db_throttle_check(r->loop->db, l->account, r->client_addr, (int64_t)time(NULL), &lim,
 	    &retry);
 	if (rc == DB_ERR_THROTTLED) {
 		reply_throttled(r, retry);
@@ -350,12 +353,12 @@ h_login(struct req *r)
 		goto done;
 	}
 	end_previous_session(r);
-	l->next = a->logins;
+	l->next = r->loop->logins;
 	if (l->next != NULL)
 		l->next->prevp = &l->next;
-	l->prevp = &a->logins;
-	a->logins = l;
-	rc = mapped ? pam_client_start(a->pam, l->account, pw, pwlen, r->client_addr, on_pam, l,
+	l->prevp = &r->loop->logins;
+	r->loop->logins = l;
+	rc = mapped ? pam_client_start(r->loop->pam, l->account, pw, pwlen, r->client_addr, on_pam, l,
 	    &l->pam_id) : VEP_ERR_PERM;
 	/* Our copy of the password is no longer needed, whatever happens. */
 	vep_memzero((char *)pw, pwlen);
@@ -392,7 +395,7 @@ h_logout(struct req *r)
 	json_t *o;
 	int rc;
 
-	rc = db_session_delete(a->db, r->tokens.token_hash);
+	rc = db_session_delete(r->loop->db, r->tokens.token_hash);
 	if (rc != 0 && rc != DB_ERR_NOTFOUND) {
 		log_error(&a->log, "sign-out: %s", db_strerror(rc));
 		req_reply_error(r, REQ_ERR_UNAVAILABLE);
@@ -403,7 +406,7 @@ h_logout(struct req *r)
 	row.email = r->session.email;
 	row.client_addr = r->client_addr;
 	row.outcome = "ok";
-	if ((rc = db_audit_add(a->db, &row)) != 0)
+	if ((rc = db_audit_add(r->loop->db, &row)) != 0)
 		log_error(&a->log, "audit of a sign-out: %s", db_strerror(rc));
 	if (req_add_header(r, "Set-Cookie", session_cookie_clear()) != 0 ||
 	    (o = json_pack("{sb}", "signed_out", 1)) == NULL) {
@@ -415,10 +418,10 @@ h_logout(struct req *r)
 }
 
 void
-h_session_abandon_all(struct authority *a)
+h_session_abandon_all(struct loop *lp)
 {
-	while (a->logins != NULL) {
-		struct login *l = a->logins;
+	while (lp->logins != NULL) {
+		struct login *l = lp->logins;
 		if (l->r != NULL)
 			req_abandon(l->r);
 		l->r = NULL;

@@ -16,14 +16,14 @@
  * POST /api/logout (CSRF): ends the session and clears the cookie.
  * "expires" is when the session ends if unused, in ms since the epoch.
  *
- * Owns the sign-ins in flight (the authority's login list) and their
+ * Owns the sign-ins in flight (each loop's login list) and their
  * timers. Must never log a password, a token or a user name, nor answer a
  * failure before its delay.
  */
 #ifndef AUTHORITY_H_SESSION_H
 #define AUTHORITY_H_SESSION_H
 
-struct authority;
+struct loop;
 struct req;
 
 void h_login(struct req *r);
@@ -32,6 +32,6 @@ void h_logout(struct req *r);
 
 /* Drops every sign-in still waiting (shutdown): cancels its PAM request and
  * timer and abandons its request without an answer. */
-void h_session_abandon_all(struct authority *a);
+void h_session_abandon_all(struct loop *l);
 
 #endif

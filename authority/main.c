@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include <event2/event.h>
+#include <event2/thread.h>
 #include <jansson.h>
 
 #include "authority.h"
@@ -31,7 +32,8 @@
 #include "router.h"
 #include "secmem.h"
 #include "server.h"
-#include "services.h"
+#include "loop.h"
+#include "faildelay.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_CONFIG 2
@@ -196,26 +198,36 @@ static void
 on_stop(evutil_socket_t sig, short what, void *arg)
 {
 	struct authority *a = arg;
+	size_t i;
 
 	log_info(&a->log, "signal %d: shutting down", (int)sig);
-	event_base_loopexit(a->base, NULL);
+	for (i = 0; i < a->nloops; i++)
+		loop_stop(a->loops[i]);
 }
 
+/* Builds a new domain set from the key directories and swaps it in whole:
+ * a key that fails to load leaves every domain on its old keys. */
 static void
 on_reload(evutil_socket_t sig, short what, void *arg)
 {
 	struct authority *a = arg;
+	struct domain_set *next = NULL;
+	char err[1024];
 	size_t i;
 	int rc;
 
-	for (i = 0; i < a->domains->n; i++) {
-		struct domain *d = &a->domains->v[i];
-		if ((rc = domain_reload(d)) != 0)
-			log_error(&a->log, "reload %s: %s (still serving the old keys)",
-			    d->cfg->name, vep_strerror(rc));
-		else
-			log_info(&a->log, "reload %s: keys loaded", d->cfg->name);
+	if ((rc = domain_set_load(a->cfg, &next, err, sizeof(err))) != 0) {
+		log_error(&a->log, "reload: %s (still serving the old keys)", err);
+		return;
 	}
+	if ((rc = authority_domains_swap(a, next)) != 0) {
+		log_error(&a->log, "reload: %s (still serving the old keys)",
+		    rc == VEP_ERR_EXISTS ? "the previous reload is still settling; send SIGHUP again"
+		    : vep_strerror(rc));
+		return;
+	}
+	for (i = 0; i < next->n; i++)
+		log_info(&a->log, "reload %s: keys loaded", next->v[i].cfg->name);
 }
 
 /* What each signal does: stop cleanly, or reload keys after a rotation. */
@@ -230,11 +242,57 @@ static const struct {
 
 #define NSIGNALS (sizeof(signal_table) / sizeof(signal_table[0]))
 
+/* Creates the loops (loop 0 first: the others bind the port it got), and
+ * starts every loop but 0 in its thread. */
+static int
+start_loops(struct authority *a, char *err, size_t errlen)
+{
+	size_t i, n = a->cfg->workers > 0 ? (size_t)a->cfg->workers : loop_default_count();
+	int rc;
+
+	if ((a->loops = calloc(n, sizeof(*a->loops))) == NULL)
+		return VEP_ERR_NOMEM;
+	a->nloops = n;
+	for (i = 0; i < n; i++) {
+		const char *listen = i == 0 ? a->cfg->listen : server_address(a->loops[0]->server);
+		if ((rc = loop_new(a, i, listen, &a->loops[i], err, errlen)) != 0)
+			return rc;
+	}
+	for (i = 1; i < n; i++) {
+		if ((rc = loop_start_thread(a->loops[i])) != 0) {
+			snprintf(err, errlen, "cannot start event loop thread %zu", i);
+			return rc;
+		}
+	}
+	return VEP_OK;
+}
+
+static void
+stop_loops(struct authority *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->nloops; i++)
+		loop_stop(a->loops[i]);
+	/* Loop 0 last: the retirement timer lives on its base. */
+	for (i = a->nloops; i-- > 1;)
+		loop_free(a->loops[i]);
+	if (a->retire_timer != NULL)
+		event_free(a->retire_timer);
+	a->retire_timer = NULL;
+	if (a->nloops > 0)
+		loop_free(a->loops[0]);
+	free(a->loops);
+	a->loops = NULL;
+	a->nloops = 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct authority a;
 	struct event *sigev[NSIGNALS] = { NULL };
+	struct domain_set *domains = NULL;
 	struct options o;
 	char err[1024];
 	size_t i;
@@ -261,42 +319,50 @@ main(int argc, char **argv)
 		status = EXIT_RUNTIME;
 		goto out;
 	}
-	if (domain_set_load(a.cfg, &a.domains, err, sizeof(err)) != 0 ||
+	if (domain_set_load(a.cfg, &domains, err, sizeof(err)) != 0 ||
 	    check_permissions(a.cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "vep-authority: %s\n", err);
+		domain_set_free(domains);
 		goto out;
 	}
+	atomic_store(&a.domains, domains);
 	if (o.check) {
 		printf("configuration OK\n");
 		status = 0;
 		goto out;
 	}
 	status = EXIT_RUNTIME;
-	if ((a.base = event_base_new()) == NULL) {
-		log_error(&a.log, "cannot create the event loop");
+	/* Loops wake each other (stop, reload acks): libevent must lock. */
+	if (evthread_use_pthreads() != 0 || faildelay_new(&a.faildelay) != 0) {
+		log_error(&a.log, "cannot set up threads or randomness");
 		goto out;
 	}
-	if (services_start(&a, err, sizeof(err)) != 0) {
+	if (a.demo && demo_pam_setup(a.cfg->state_dir, a.cfg->pam_service, &a.pam_env, err,
+	    sizeof(err)) != 0) {
 		log_error(&a.log, "%s", err);
 		goto out;
 	}
-	if (server_new(&a, &a.server) != 0)
+	if (start_loops(&a, err, sizeof(err)) != 0) {
+		log_error(&a.log, "%s", err);
 		goto out;
+	}
 	for (i = 0; i < NSIGNALS; i++) {
-		sigev[i] = evsignal_new(a.base, signal_table[i].signo, signal_table[i].cb, &a);
+		sigev[i] = evsignal_new(a.loops[0]->base, signal_table[i].signo,
+		    signal_table[i].cb, &a);
 		if (sigev[i] == NULL || evsignal_add(sigev[i], NULL) != 0) {
 			log_error(&a.log, "cannot install signal handlers");
 			goto out;
 		}
 	}
 	/* The one line scripts and tests wait for: the real bound port. */
-	printf("listening on http://%s\n", server_address(a.server));
+	printf("listening on http://%s\n", server_address(a.loops[0]->server));
 	fflush(stdout);
-	log_info(&a.log, "listening on http://%s (%zu domain%s)", server_address(a.server),
-	    a.domains->n, a.domains->n == 1 ? "" : "s");
+	log_info(&a.log, "listening on http://%s (%zu domain%s, %zu event loop%s)",
+	    server_address(a.loops[0]->server), domains->n, domains->n == 1 ? "" : "s",
+	    a.nloops, a.nloops == 1 ? "" : "s");
 	if (a.demo && demo_start(&a) != 0)
 		goto out;
-	if (event_base_dispatch(a.base) != 0) {
+	if (event_base_dispatch(a.loops[0]->base) != 0) {
 		log_error(&a.log, "event loop failed");
 		goto out;
 	}
@@ -308,11 +374,10 @@ out:
 	for (i = 0; i < NSIGNALS; i++)
 		if (sigev[i] != NULL)
 			event_free(sigev[i]);
-	services_stop(&a);
-	server_free(a.server);
-	if (a.base != NULL)
-		event_base_free(a.base);
-	domain_set_free(a.domains);
+	stop_loops(&a);
+	authority_domains_free(&a);
+	demo_pam_env_free(a.pam_env);
+	faildelay_free(a.faildelay);
 	config_free(a.cfg);
 	return status;
 }

@@ -25,6 +25,7 @@
 #include "etag.h"
 #include "authority_limits.h"
 #include "log.h"
+#include "loop.h"
 #include "secmem.h"
 #include "util.h"
 
@@ -128,8 +129,9 @@ peer_address(struct evhttp_request *ev, char *out, size_t outlen)
 }
 
 struct req *
-req_new(struct authority *a, struct evhttp_request *ev)
+req_new(struct loop *l, struct evhttp_request *ev)
 {
+	struct authority *a = l->a;
 	struct req *r;
 	size_t i;
 
@@ -140,6 +142,7 @@ req_new(struct authority *a, struct evhttp_request *ev)
 	}
 	r->ev = ev;
 	r->a = a;
+	r->loop = l;
 	r->method_name = "?";
 	for (i = 0; i < NMETHODS; i++) {
 		if (req_methods[i].ev == evhttp_request_get_command(ev)) {

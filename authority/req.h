@@ -28,6 +28,7 @@
 
 struct authority;
 struct domain;
+struct loop;
 struct evhttp_request;
 struct json_t;
 
@@ -84,7 +85,8 @@ struct req_param {
 
 struct req {
 	struct evhttp_request *ev;   /* libevent's; touched only by req.c */
-	struct authority *a;         /* borrowed */
+	struct authority *a;         /* borrowed: what all loops share */
+	struct loop *loop;           /* borrowed: the loop serving this request */
 	unsigned method;             /* one REQ_M_* bit, 0 when unknown */
 	const char *method_name;     /* static */
 	const char *target;          /* raw request target, borrowed from ev */
@@ -102,7 +104,7 @@ struct req {
 
 /* Wraps ev (borrowed until the reply). Returns NULL on allocation failure,
  * after answering 500 itself. */
-struct req *req_new(struct authority *a, struct evhttp_request *ev);
+struct req *req_new(struct loop *l, struct evhttp_request *ev);
 
 /* Splits and decodes the request target into path and params. Returns
  * REQ_ERR_COUNT on success, else the error to answer with: URI_TOO_LONG over

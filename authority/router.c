@@ -20,6 +20,7 @@
 #include "h_cert.h"
 #include "h_session.h"
 #include "log.h"
+#include "loop.h"
 #include "paths.h"
 #include "req.h"
 #include "secmem.h"
@@ -79,7 +80,7 @@ static const struct {
 static enum req_error
 check_domain(struct req *r)
 {
-	struct domain_set *set = r->a->domains;
+	struct domain_set *set = authority_domains(r->a);
 	char host[300], hostport[300], *name = NULL;
 	const char *dp;
 	int local, rc;
@@ -167,9 +168,9 @@ check_auth(struct req *r)
 		return REQ_ERR_INTERNAL;
 	if (rc != 0)
 		return REQ_ERR_UNAUTHORIZED;
-	rc = db_session_lookup(r->a->db, r->tokens.token_hash, now, &r->session);
+	rc = db_session_lookup(r->loop->db, r->tokens.token_hash, now, &r->session);
 	if (rc == 0)
-		rc = db_session_touch(r->a->db, &r->session, now);
+		rc = db_session_touch(r->loop->db, &r->session, now);
 	if (rc == DB_ERR_NOTFOUND || rc == DB_ERR_EXPIRED) {
 		session_tokens_wipe(&r->tokens);
 		return REQ_ERR_UNAUTHORIZED;

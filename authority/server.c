@@ -23,11 +23,11 @@
 #include "err.h"
 #include "authority_limits.h"
 #include "req.h"
-#include "router.h"
+#include "loop.h"
 
 struct server {
 	struct evhttp *http;
-	struct authority *a;
+	struct loop *loop;
 	server_handler handler;
 	char address[SERVER_ADDR_BUFSZ];
 };
@@ -38,7 +38,7 @@ on_request(struct evhttp_request *ev, void *arg)
 	struct server *s = arg;
 	struct req *r;
 
-	if ((r = req_new(s->a, ev)) == NULL)
+	if ((r = req_new(s->loop, ev)) == NULL)
 		return; /* req_new answered 500 */
 	s->handler(r);
 }
@@ -65,17 +65,69 @@ bound_address(evutil_socket_t fd, char *out, size_t outlen)
 	return VEP_OK;
 }
 
-int
-server_new(struct authority *a, struct server **out)
+/* A non-blocking listening socket on host:port with SO_REUSEPORT: every
+ * event loop binds its own, and the kernel spreads new connections over
+ * them. probe: first bind once without SO_REUSEPORT, so a port another
+ * process holds (even with SO_REUSEPORT, e.g. an old instance) is an
+ * error instead of silently shared. Returns the descriptor or -1 (errno
+ * set). */
+static evutil_socket_t
+listen_socket(const char *host, unsigned port, int probe)
 {
-	return server_listen(a, a->cfg->listen, router_dispatch, out);
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int one = 1, fam = strchr(host, ':') != NULL ? AF_INET6 : AF_INET;
+	evutil_socket_t fd;
+
+	memset(&ss, 0, sizeof(ss));
+	if (fam == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET6, host, &s6->sin6_addr) != 1)
+			return -1;
+		sl = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
+			return -1;
+		sl = sizeof(*s4);
+	}
+	if (probe && port != 0) {
+		if ((fd = socket(fam, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+			return -1;
+		if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+		    bind(fd, (struct sockaddr *)&ss, sl) != 0) {
+			int e = errno;
+			evutil_closesocket(fd);
+			errno = e;
+			return -1;
+		}
+		evutil_closesocket(fd);
+	}
+	if ((fd = socket(fam, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0)
+		return -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0 ||
+	    (fam == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) != 0) ||
+	    bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, SOMAXCONN) != 0) {
+		int e = errno;
+		evutil_closesocket(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
 }
 
 int
-server_listen(struct authority *a, const char *listen, server_handler handler,
+server_listen(struct loop *l, const char *listen, server_handler handler,
     struct server **out)
 {
+	struct authority *a = l->a;
 	struct evhttp_bound_socket *bound;
+	evutil_socket_t fd = -1;
 	struct server *s = NULL;
 	char host[INET6_ADDRSTRLEN];
 	unsigned port;
@@ -86,9 +138,9 @@ server_listen(struct authority *a, const char *listen, server_handler handler,
 		rc = VEP_ERR_INVALID;
 		goto out;
 	}
-	if ((s = calloc(1, sizeof(*s))) == NULL || (s->http = evhttp_new(a->base)) == NULL)
+	if ((s = calloc(1, sizeof(*s))) == NULL || (s->http = evhttp_new(l->base)) == NULL)
 		goto out;
-	s->a = a;
+	s->loop = l;
 	s->handler = handler;
 	evhttp_set_max_headers_size(s->http, LIMIT_HEADER_BYTES);
 	evhttp_set_max_body_size(s->http, LIMIT_BODY_BYTES);
@@ -100,10 +152,13 @@ server_listen(struct authority *a, const char *listen, server_handler handler,
 	    EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
 	evhttp_set_gencb(s->http, on_request, s);
 	errno = 0;
-	bound = evhttp_bind_socket_with_handle(s->http, host, (ev_uint16_t)port);
-	if (bound == NULL) {
+	/* Loop 0 binds first (the others share its port): it probes. */
+	if ((fd = listen_socket(host, port, l->index == 0)) < 0 ||
+	    (bound = evhttp_accept_socket_with_handle(s->http, fd)) == NULL) {
 		log_error(&a->log, "cannot listen on %s: %s", listen,
 		    errno != 0 ? strerror(errno) : "bind failed");
+		if (fd >= 0)
+			evutil_closesocket(fd);
 		rc = VEP_ERR_IO;
 		goto out;
 	}

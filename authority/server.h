@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 struct authority;
+struct loop;
 struct req;
 struct server;
 
@@ -21,14 +22,11 @@ typedef void (*server_handler)(struct req *r);
 /* Room for "[" + an IPv6 address + "]:65535". */
 #define SERVER_ADDR_BUFSZ 64
 
-/* Binds a->cfg->listen on a->base and starts serving. Returns 0,
- * VEP_ERR_INVALID (bad address) or VEP_ERR_IO (bind failed; logged with the
- * reason), VEP_ERR_NOMEM. */
-int server_new(struct authority *a, struct server **out);
-
-/* The same on another address, handing every request to handler (the demo
- * relying party). */
-int server_listen(struct authority *a, const char *listen, server_handler handler,
+/* Binds listen ("ADDR:PORT") on loop l's base with SO_REUSEPORT (so every
+ * loop can bind the same port and the kernel spreads connections) and
+ * hands every request to handler. Returns 0, VEP_ERR_INVALID (bad address)
+ * or VEP_ERR_IO (bind failed; logged with the reason), VEP_ERR_NOMEM. */
+int server_listen(struct loop *l, const char *listen, server_handler handler,
     struct server **out);
 
 /* The bound address with the real port ("127.0.0.1:41234", "[::1]:8080"). */

@@ -58,7 +58,7 @@ link_base(const struct req *r, const struct domain *d, char base[BASE_BUFSZ])
 	rc = req_host(r, host, hostport, sizeof(host), &local);
 	if (rc < 0)
 		return REQ_ERR_BAD_HOST;
-	if (rc == 0 && !local && domain_set_find(r->a->domains, host) == NULL)
+	if (rc == 0 && !local && domain_set_find(authority_domains(r->a), host) == NULL)
 		return REQ_ERR_UNKNOWN_DOMAIN;
 	/* Plain http: the authority has no TLS listener of its own; behind a
 	 * TLS proxy the administrator sets public_url. */
@@ -87,6 +87,7 @@ hostmeta(struct req *r, int json)
 {
 	char base[BASE_BUFSZ];
 	const struct doc *doc;
+	struct doc tmp;
 	enum req_error e;
 	int rc;
 
@@ -94,7 +95,7 @@ hostmeta(struct req *r, int json)
 		req_reply_error(r, e);
 		return;
 	}
-	if ((rc = domain_hostmeta(r->domain, base, json, &doc)) != 0) {
+	if ((rc = domain_hostmeta(r->domain, base, json, &tmp, &doc)) != 0) {
 		log_error(&r->a->log, "host-meta for %s: %s", r->domain->cfg->name,
 		    vep_strerror(rc));
 		req_reply_error(r, REQ_ERR_INTERNAL);
@@ -102,6 +103,7 @@ hostmeta(struct req *r, int json)
 	}
 	req_reply_tagged(r, json ? MEDIA_JRD : MEDIA_XRD, doc->body, doc->len, doc->etag,
 	    PUBLIC_DOC);
+	domain_doc_clear(&tmp);
 }
 
 void
@@ -189,7 +191,7 @@ parse_resource(const struct req *r, char **email, struct domain **dom)
 		e = REQ_ERR_INTERNAL;
 		goto out;
 	}
-	if ((*dom = domain_set_find(r->a->domains, dp)) == NULL) {
+	if ((*dom = domain_set_find(authority_domains(r->a), dp)) == NULL) {
 		e = REQ_ERR_UNKNOWN_DOMAIN;
 		goto out;
 	}

@@ -1,0 +1,193 @@
+/*
+ * loop.c - one event loop's life (contract in loop.h).
+ */
+#include "loop.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "authority.h"
+#include "db.h"
+#include "db_session.h"
+#include "db_throttle.h"
+#include "demo.h"
+#include "err.h"
+#include "h_session.h"
+#include "issuance.h"
+#include "log.h"
+#include "pam_client.h"
+#include "router.h"
+#include "server.h"
+
+/* Deletes dead rows, one bounded step per table per run: a backlog drains
+ * over several runs instead of blocking the loop in one. */
+static void
+on_housekeeping(evutil_socket_t fd, short what, void *arg)
+{
+	struct loop *l = arg;
+	int64_t now = (int64_t)time(NULL), n = 0;
+	int rc;
+
+	if ((rc = db_session_purge(l->db, now, LOOP_PURGE_ROWS, &n)) != 0)
+		log_warn(&l->a->log, "housekeeping: sessions: %s", db_strerror(rc));
+	else if (n > 0)
+		log_debug(&l->a->log, "housekeeping: %lld dead sessions deleted", (long long)n);
+	if ((rc = db_throttle_prune(l->db, now, LOOP_PURGE_ROWS, &n)) != 0)
+		log_warn(&l->a->log, "housekeeping: throttle: %s", db_strerror(rc));
+}
+
+/* This loop is between callbacks, so it holds no pointer into the domain
+ * set a reload just replaced. */
+static void
+on_ack(evutil_socket_t fd, short what, void *arg)
+{
+	struct loop *l = arg;
+
+	authority_domains_ack(l->a);
+}
+
+size_t
+loop_default_count(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : (size_t)n;
+}
+
+static int
+open_db(struct loop *l, char *err, size_t errlen)
+{
+	const struct config *cfg = l->a->cfg;
+	int rc;
+
+	if (mkdir(cfg->state_dir, 0700) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "state_dir '%s': cannot create: %s", cfg->state_dir,
+		    strerror(errno));
+		return VEP_ERR_IO;
+	}
+	if ((rc = db_open(cfg->state_dir, NULL, &l->db)) != 0) {
+		snprintf(err, errlen, "database in '%s': %s", cfg->state_dir, db_strerror(rc));
+		return rc;
+	}
+	if (cfg->db_max_mib > 0 &&
+	    (rc = db_set_size_limit(l->db, (int64_t)cfg->db_max_mib * 1024 * 1024)) != 0) {
+		snprintf(err, errlen, "db_max_mib: %s", db_strerror(rc));
+		return rc;
+	}
+	return VEP_OK;
+}
+
+static int
+start_pam(struct loop *l, char *err, size_t errlen)
+{
+	const struct config *cfg = l->a->cfg;
+	struct pam_client_config pc;
+	size_t n = l->a->nloops;
+	int rc;
+
+	pam_client_config_init(&pc);
+	pc.service = cfg->pam_service;
+	pc.deadline_ms = (uint32_t)cfg->pam_timeout_s * 1000u;
+	/* Each loop's helper gets its share of the workers. */
+	pc.max_workers = (uint32_t)(((size_t)cfg->pam_workers + n - 1) / n);
+	pc.min_uid = (uint32_t)cfg->pam_min_uid;
+	pc.extra_env = (const char *const *)l->a->pam_env;
+	if ((rc = pam_client_new(l->base, &pc, &l->pam)) != 0)
+		snprintf(err, errlen, "cannot start vep-pam-helper: %s", vep_strerror(rc));
+	return rc;
+}
+
+int
+loop_new(struct authority *a, size_t index, const char *listen, struct loop **out,
+    char *err, size_t errlen)
+{
+	struct timeval tv = { LOOP_HOUSEKEEPING_S, 0 };
+	struct loop *l;
+	int rc = VEP_ERR_NOMEM;
+
+	*out = NULL;
+	if ((l = calloc(1, sizeof(*l))) == NULL || (l->base = event_base_new()) == NULL) {
+		snprintf(err, errlen, "cannot create an event loop");
+		goto fail;
+	}
+	l->a = a;
+	l->index = index;
+	if ((rc = open_db(l, err, errlen)) != 0 || (rc = start_pam(l, err, errlen)) != 0)
+		goto fail;
+	rc = VEP_ERR_NOMEM;
+	if (issuance_new(l, &l->issuance) != 0 ||
+	    (l->ack = event_new(l->base, -1, 0, on_ack, l)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (index == 0) {
+		l->housekeeping = event_new(l->base, -1, EV_PERSIST, on_housekeeping, l);
+		if (l->housekeeping == NULL || event_add(l->housekeeping, &tv) != 0) {
+			snprintf(err, errlen, "cannot arm the housekeeping timer");
+			goto fail;
+		}
+	}
+	if ((rc = server_listen(l, listen, router_dispatch, &l->server)) != 0) {
+		snprintf(err, errlen, "cannot listen on %s", listen);
+		goto fail;
+	}
+	*out = l;
+	return VEP_OK;
+fail:
+	loop_free(l);
+	return rc;
+}
+
+static void *
+loop_thread(void *arg)
+{
+	struct loop *l = arg;
+
+	if (event_base_dispatch(l->base) != 0)
+		log_error(&l->a->log, "event loop %zu failed", l->index);
+	return NULL;
+}
+
+int
+loop_start_thread(struct loop *l)
+{
+	if (pthread_create(&l->thread, NULL, loop_thread, l) != 0)
+		return VEP_ERR_NOMEM;
+	l->threaded = 1;
+	return VEP_OK;
+}
+
+void
+loop_stop(struct loop *l)
+{
+	if (l != NULL && l->base != NULL)
+		event_base_loopexit(l->base, NULL);
+}
+
+void
+loop_free(struct loop *l)
+{
+	if (l == NULL)
+		return;
+	if (l->threaded)
+		pthread_join(l->thread, NULL);
+	h_session_abandon_all(l);
+	issuance_free(l->issuance);
+	if (l->housekeeping != NULL)
+		event_free(l->housekeeping);
+	if (l->ack != NULL)
+		event_free(l->ack);
+	server_free(l->server);
+	pam_client_free(l->pam);
+	db_close(l->db);
+	if (l->base != NULL)
+		event_base_free(l->base);
+	free(l);
+}
