@@ -25,12 +25,14 @@
 #include "email.h"
 #include "err.h"
 #include "faildelay.h"
+#include "committer.h"
 #include "log.h"
 #include "loop.h"
 #include "pam_client.h"
 #include "req.h"
 #include "secmem.h"
 #include "session.h"
+#include "writes.h"
 
 /* The one answer to every failed sign-in, whatever the reason. */
 static const char login_failed[] = "wrong address or password";
@@ -45,6 +47,10 @@ struct login {
 	struct timespec start;         /* monotonic: the delay counts from here */
 	uint64_t pam_id;
 	int pam_pending;
+	int writing;                   /* a database job holds it (committer.h) */
+	int64_t now;                   /* s: when PAM answered */
+	uint32_t pam_delay_us;         /* PAM_FAIL_DELAY asked for */
+	struct session_tokens tokens;  /* the new session's (secret; wiped with l) */
 	struct event *timer;           /* the failure delay */
 };
 
@@ -94,16 +100,19 @@ throttle_limits(const struct config *cfg, struct db_throttle_limits *l)
 	l->addr_window_s = cfg->throttle_addr_window_s;
 }
 
-/* Audits a sign-in outcome. A failure to record is logged: the answer to
- * the user does not depend on it (no certificate is at stake). */
+/* Audits a sign-in outcome without waiting (writes.h). A failure to record
+ * is logged: the answer to the user does not depend on it. */
 static void
 audit_login(struct login *l, int success, const char *outcome)
 {
-	int rc = db_audit_login(l->loop->db, now_ms(), success, l->email,
-	    l->r->client_addr, outcome);
+	struct db_audit_row row = { 0 };
 
-	if (rc != 0)
-		log_error(&l->a->log, "audit of a sign-in: %s", db_strerror(rc));
+	row.ts_ms = now_ms();
+	row.event = success ? DB_AUDIT_LOGIN_SUCCESS : DB_AUDIT_LOGIN_FAILURE;
+	row.email = l->email;
+	row.client_addr = l->r->client_addr;
+	row.outcome = outcome;
+	writes_audit(l->loop, &row);
 }
 
 /* {"email","csrf","expires"} for a session. */
@@ -131,22 +140,29 @@ on_delay_over(evutil_socket_t fd, short what, void *arg)
 	login_free(l);
 }
 
-/* Counts and audits a failure, then answers 401 when its delay is over. */
-static void
-login_fail(struct login *l, const char *outcome, uint32_t pam_delay_us)
+/* In the writer thread: the failure counts before anyone is answered. */
+static int
+write_failure(struct db *db, void *arg)
 {
+	struct login *l = arg;
 	struct db_throttle_limits lim;
-	struct timeval tv;
-	uint32_t ms;
-	int rc;
 
 	throttle_limits(l->a->cfg, &lim);
-	rc = db_throttle_record_failure(l->loop->db, l->account, l->r->client_addr,
-	    (int64_t)time(NULL), &lim);
+	return db_throttle_record_failure(db, l->account, l->r->client_addr, l->now, &lim);
+}
+
+/* Back in the loop: answer 401 when the failure's delay is over. */
+static void
+failure_written(int rc, void *arg)
+{
+	struct login *l = arg;
+	struct timeval tv;
+	uint32_t ms;
+
+	l->writing = 0;
 	if (rc != 0)
 		log_error(&l->a->log, "throttle: %s", db_strerror(rc));
-	audit_login(l, 0, outcome);
-	ms = faildelay_remaining_ms(l->a->faildelay, l->account, pam_delay_us,
+	ms = faildelay_remaining_ms(l->a->faildelay, l->account, l->pam_delay_us,
 	    elapsed_ms(&l->start));
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;
@@ -159,43 +175,74 @@ login_fail(struct login *l, const char *outcome, uint32_t pam_delay_us)
 	}
 }
 
-/* Creates the session and answers 200 with its cookie. */
+/* Counts and audits a failure, then answers 401 when its delay is over. */
 static void
-login_succeed(struct login *l)
+login_fail(struct login *l, const char *outcome, uint32_t pam_delay_us)
 {
-	struct authority *a = l->a;
-	struct session_tokens t;
-	char cookie[SESSION_COOKIE_BUFSZ];
-	int64_t now = (int64_t)time(NULL);
-	int rc;
+	l->pam_delay_us = pam_delay_us;
+	l->now = (int64_t)time(NULL);
+	audit_login(l, 0, outcome);
+	l->writing = 1;
+	if (committer_submit(l->loop->committer, write_failure, failure_written, l) != 0)
+		failure_written(VEP_ERR_NOMEM, l);
+}
 
-	if ((rc = db_throttle_record_success(l->loop->db, l->account)) != 0)
-		log_error(&a->log, "throttle: %s", db_strerror(rc));
-	if ((rc = session_tokens_new(&t)) != 0) {
-		req_reply_error(l->r, REQ_ERR_INTERNAL);
-		goto out;
-	}
-	rc = db_session_create(l->loop->db, l->email, now, a->cfg->session_idle_s,
-	    a->cfg->session_lifetime_s, t.token_hash, t.csrf_hash, NULL);
+/* In the writer thread: forget the account's failures, store the session. */
+static int
+write_success(struct db *db, void *arg)
+{
+	struct login *l = arg;
+	const struct config *cfg = l->a->cfg;
+
+	(void)db_throttle_record_success(db, l->account); /* best effort */
+	return db_session_create(db, l->email, l->now, cfg->session_idle_s,
+	    cfg->session_lifetime_s, l->tokens.token_hash, l->tokens.csrf_hash, NULL);
+}
+
+/* Back in the loop: answer 200 with the cookie once the session exists. */
+static void
+success_written(int rc, void *arg)
+{
+	struct login *l = arg;
+	const struct config *cfg = l->a->cfg;
+	char cookie[SESSION_COOKIE_BUFSZ];
+
+	l->writing = 0;
 	if (rc != 0) {
-		log_error(&a->log, "session: %s", db_strerror(rc));
+		log_error(&l->a->log, "session: %s", db_strerror(rc));
+		req_add_header(l->r, "Retry-After", "5");
 		req_reply_error(l->r, REQ_ERR_UNAVAILABLE);
 		goto out;
 	}
 	audit_login(l, 1, "ok");
-	session_cookie_set(cookie, t.token, a->cfg->session_lifetime_s);
+	session_cookie_set(cookie, l->tokens.token, cfg->session_lifetime_s);
 	if (req_add_header(l->r, "Set-Cookie", cookie) != 0) {
 		req_reply_error(l->r, REQ_ERR_INTERNAL);
 		goto out;
 	}
 	/* The idle clock runs out first unless the lifetime is shorter. */
-	reply_session(l->r, l->email, t.csrf, now + (a->cfg->session_idle_s <
-	    a->cfg->session_lifetime_s ? a->cfg->session_idle_s : a->cfg->session_lifetime_s));
+	reply_session(l->r, l->email, l->tokens.csrf, l->now + (cfg->session_idle_s <
+	    cfg->session_lifetime_s ? cfg->session_idle_s : cfg->session_lifetime_s));
+	vep_memzero(cookie, sizeof(cookie));
 out:
 	l->r = NULL;
-	vep_memzero(cookie, sizeof(cookie));
-	session_tokens_wipe(&t);
 	login_free(l);
+}
+
+/* Draws the session's tokens and has the writer store it. */
+static void
+login_succeed(struct login *l)
+{
+	l->now = (int64_t)time(NULL);
+	if (session_tokens_new(&l->tokens) != 0) {
+		req_reply_error(l->r, REQ_ERR_INTERNAL);
+		l->r = NULL;
+		login_free(l);
+		return;
+	}
+	l->writing = 1;
+	if (committer_submit(l->loop->committer, write_success, success_written, l) != 0)
+		success_written(VEP_ERR_NOMEM, l);
 }
 
 static void
@@ -235,7 +282,7 @@ end_previous_session(struct req *r)
 
 	if (session_cookie_find(req_header(r, "Cookie"), token) == 0 &&
 	    session_tokens_from(token, &t) == 0) {
-		(void)db_session_delete(r->loop->db, t.token_hash); /* gone already is fine */
+		writes_session_delete(r->loop, t.token_hash); /* gone already is fine */
 		session_tokens_wipe(&t);
 	}
 	vep_memzero(token, sizeof(token));
@@ -387,17 +434,25 @@ h_session(struct req *r)
 	reply_session(r, r->session.email, r->tokens.csrf, r->session.expires_at);
 }
 
-void
-h_logout(struct req *r)
+/* In the writer thread: end the session (r is the handler's until done). */
+static int
+write_logout(struct db *db, void *arg)
 {
-	struct authority *a = r->a;
+	struct req *r = arg;
+	int rc = db_session_delete(db, r->tokens.token_hash);
+
+	return rc == DB_ERR_NOTFOUND ? 0 : rc; /* ended meanwhile: same result */
+}
+
+static void
+logout_written(int rc, void *arg)
+{
+	struct req *r = arg;
 	struct db_audit_row row = { 0 };
 	json_t *o;
-	int rc;
 
-	rc = db_session_delete(r->loop->db, r->tokens.token_hash);
-	if (rc != 0 && rc != DB_ERR_NOTFOUND) {
-		log_error(&a->log, "sign-out: %s", db_strerror(rc));
+	if (rc != 0) {
+		log_error(&r->a->log, "sign-out: %s", db_strerror(rc));
 		req_reply_error(r, REQ_ERR_UNAVAILABLE);
 		return;
 	}
@@ -406,8 +461,7 @@ h_logout(struct req *r)
 	row.email = r->session.email;
 	row.client_addr = r->client_addr;
 	row.outcome = "ok";
-	if ((rc = db_audit_add(r->loop->db, &row)) != 0)
-		log_error(&a->log, "audit of a sign-out: %s", db_strerror(rc));
+	writes_audit(r->loop, &row);
 	if (req_add_header(r, "Set-Cookie", session_cookie_clear()) != 0 ||
 	    (o = json_pack("{sb}", "signed_out", 1)) == NULL) {
 		req_reply_error(r, REQ_ERR_INTERNAL);
@@ -415,6 +469,13 @@ h_logout(struct req *r)
 	}
 	req_reply_json(r, 200, o);
 	json_decref(o);
+}
+
+void
+h_logout(struct req *r)
+{
+	if (committer_submit(r->loop->committer, write_logout, logout_written, r) != 0)
+		req_reply_error(r, REQ_ERR_INTERNAL);
 }
 
 void

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "authority.h"
+#include "committer.h"
 #include "db_audit.h"
 #include "log.h"
 #include "loop.h"
@@ -30,13 +31,19 @@ struct issuance {
 	int scheduled;
 };
 
-static void
-answer_all(struct issuance *is, int ok)
-{
-	struct waiting *w;
+/* One batch on its way to disk with the answers waiting for it. */
+struct commit {
+	struct issuance *is;
+	struct db_audit_batch *batch;
+	struct waiting *head;
+	unsigned n;
+};
 
-	while ((w = is->head) != NULL) {
-		is->head = w->next;
+static void
+answer_all(struct waiting *w, int ok)
+{
+	while (w != NULL) {
+		struct waiting *next = w->next;
 		if (ok) {
 			req_reply_json(w->r, 200, w->reply);
 		} else {
@@ -45,30 +52,67 @@ answer_all(struct issuance *is, int ok)
 		}
 		json_decref(w->reply);
 		free(w);
+		w = next;
 	}
-	is->tail = &is->head;
-	is->n = 0;
+}
+
+static int
+do_commit(struct db *db, void *arg)
+{
+	struct commit *c = arg;
+
+	return db_audit_batch_commit(db, c->batch);
 }
 
 static void
+commit_done(int rc, void *arg)
+{
+	struct commit *c = arg;
+
+	if (rc != 0)
+		log_error(&c->is->l->a->log, "audit of %u certificate%s: %s (not issued)", c->n,
+		    c->n == 1 ? "" : "s", db_strerror(rc));
+	answer_all(c->head, rc == 0);
+	db_audit_batch_free(c->batch);
+	free(c);
+}
+
+/* Hands the current batch to the writer thread and starts a new one. */
+static void
 flush(struct issuance *is)
 {
-	int rc;
+	struct commit *c;
 
 	is->scheduled = 0;
 	if (is->n == 0)
 		return;
-	rc = db_audit_batch_commit(is->l->db, is->batch);
-	if (rc != 0) {
-		log_error(&is->l->a->log, "audit of %u certificate%s: %s (not issued)", is->n,
-		    is->n == 1 ? "" : "s", db_strerror(rc));
-		/* The batch keeps its rows on failure; none of them happened. */
-		db_audit_batch_free(is->batch);
-		is->batch = NULL;
-		if (db_audit_batch_new(&is->batch) != 0)
-			is->batch = NULL;
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		goto fail;
+	c->is = is;
+	c->batch = is->batch;
+	c->head = is->head;
+	c->n = is->n;
+	if (db_audit_batch_new(&is->batch) != 0) {
+		is->batch = c->batch;
+		free(c);
+		goto fail;
 	}
-	answer_all(is, rc == 0);
+	is->head = NULL;
+	is->tail = &is->head;
+	is->n = 0;
+	if (committer_submit(is->l->committer, do_commit, commit_done, c) != 0)
+		commit_done(VEP_ERR_NOMEM, c);
+	return;
+fail:
+	/* No memory to commit: nothing is issued. */
+	log_error(&is->l->a->log, "out of memory committing certificates (not issued)");
+	answer_all(is->head, 0);
+	is->head = NULL;
+	is->tail = &is->head;
+	is->n = 0;
+	db_audit_batch_free(is->batch);
+	if (db_audit_batch_new(&is->batch) != 0)
+		is->batch = NULL;
 }
 
 static void

@@ -8,7 +8,9 @@
  *
  * The flush runs as an event activated at the loop's normal priority, so it
  * comes after the callbacks already due in this iteration (more rows join
- * the batch) and before the loop waits for input again.
+ * the batch) and before the loop waits for input again. It hands the batch
+ * to the loop's writer thread (committer.h): the loop goes on signing
+ * while the batch is made durable, and answers when it is.
  *
  * Owns the batch and the waiting answers. Must never send a certificate
  * before its row is durable.

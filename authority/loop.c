@@ -14,9 +14,8 @@
 #include <event2/event.h>
 
 #include "authority.h"
+#include "committer.h"
 #include "db.h"
-#include "db_session.h"
-#include "db_throttle.h"
 #include "demo.h"
 #include "err.h"
 #include "h_session.h"
@@ -25,6 +24,7 @@
 #include "pam_client.h"
 #include "router.h"
 #include "server.h"
+#include "writes.h"
 
 /* Deletes dead rows, one bounded step per table per run: a backlog drains
  * over several runs instead of blocking the loop in one. */
@@ -32,15 +32,8 @@ static void
 on_housekeeping(evutil_socket_t fd, short what, void *arg)
 {
 	struct loop *l = arg;
-	int64_t now = (int64_t)time(NULL), n = 0;
-	int rc;
 
-	if ((rc = db_session_purge(l->db, now, LOOP_PURGE_ROWS, &n)) != 0)
-		log_warn(&l->a->log, "housekeeping: sessions: %s", db_strerror(rc));
-	else if (n > 0)
-		log_debug(&l->a->log, "housekeeping: %lld dead sessions deleted", (long long)n);
-	if ((rc = db_throttle_prune(l->db, now, LOOP_PURGE_ROWS, &n)) != 0)
-		log_warn(&l->a->log, "housekeeping: throttle: %s", db_strerror(rc));
+	writes_housekeeping(l, (int64_t)time(NULL), LOOP_PURGE_ROWS);
 }
 
 /* This loop is between callbacks, so it holds no pointer into the domain
@@ -76,9 +69,9 @@ open_db(struct loop *l, char *err, size_t errlen)
 		snprintf(err, errlen, "database in '%s': %s", cfg->state_dir, db_strerror(rc));
 		return rc;
 	}
-	if (cfg->db_max_mib > 0 &&
-	    (rc = db_set_size_limit(l->db, (int64_t)cfg->db_max_mib * 1024 * 1024)) != 0) {
-		snprintf(err, errlen, "db_max_mib: %s", db_strerror(rc));
+	if ((rc = committer_new(l->base, cfg->state_dir, (long long)cfg->db_max_mib * 1024 * 1024,
+	    &l->committer)) != 0) {
+		snprintf(err, errlen, "database writer in '%s': %s", cfg->state_dir, db_strerror(rc));
 		return rc;
 	}
 	return VEP_OK;
@@ -178,6 +171,9 @@ loop_free(struct loop *l)
 		return;
 	if (l->threaded)
 		pthread_join(l->thread, NULL);
+	/* Writes still queued are made; their completions answer what they
+	 * can before the listener goes. */
+	committer_free(l->committer);
 	h_session_abandon_all(l);
 	issuance_free(l->issuance);
 	if (l->housekeeping != NULL)

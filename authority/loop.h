@@ -1,8 +1,9 @@
 /*
  * loop.h - one event loop: a thread with its own libevent base, its own
  * listening socket (SO_REUSEPORT: the kernel spreads connections over the
- * loops), its own database connection, PAM helper, sign-ins in flight and
- * batch of audit rows. Loops share only what never changes while they run
+ * loops), its own database connection for reads and writer thread for
+ * writes (so it never waits for an fsync), PAM helper, sign-ins in flight
+ * and batch of audit rows. Loops share only what never changes while they run
  * (configuration, failure-delay secret) and the domain set, which a reload
  * replaces whole (authority.h). So the hot path takes no lock.
  *
@@ -19,6 +20,7 @@
 #include <stddef.h>
 
 struct authority;
+struct committer;
 struct db;
 struct event;
 struct event_base;
@@ -38,7 +40,8 @@ struct loop {
 	size_t index;               /* 0 = the main thread's */
 	struct event_base *base;    /* owned */
 	struct server *server;      /* owned: this loop's listener */
-	struct db *db;              /* owned: this loop's connection */
+	struct db *db;              /* owned: this loop's connection, for reads */
+	struct committer *committer; /* owned: this loop's writer thread (committer.h) */
 	struct pam_client *pam;     /* owned: this loop's PAM helper */
 	struct login *logins;       /* sign-ins waiting (h_session.c's list) */
 	struct issuance *issuance;  /* owned: audit rows and answers of this iteration */

@@ -27,6 +27,7 @@
 #include "session.h"
 #include "static.h"
 #include "wellknown.h"
+#include "writes.h"
 
 #define GET_HEAD (REQ_M_GET | REQ_M_HEAD)
 
@@ -170,7 +171,7 @@ check_auth(struct req *r)
 		return REQ_ERR_UNAUTHORIZED;
 	rc = db_session_lookup(r->loop->db, r->tokens.token_hash, now, &r->session);
 	if (rc == 0)
-		rc = db_session_touch(r->loop->db, &r->session, now);
+		writes_session_touch(r->loop, &r->session, now); /* without waiting */
 	if (rc == DB_ERR_NOTFOUND || rc == DB_ERR_EXPIRED) {
 		session_tokens_wipe(&r->tokens);
 		return REQ_ERR_UNAUTHORIZED;
