@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -38,6 +39,13 @@
 /* Seconds a worker allows itself beyond its deadline before its own alarm
  * ends it: a backstop should the supervisor be stopped. */
 #define HELPER_WORKER_ALARM_SLACK_S 5u
+
+/* Nice value of the helper and so of every worker: a PAM attempt (fork,
+ * dlopen of the stack, a module's own work) yields the CPU to the event
+ * loops, so sign-ins never add latency to issuance or discovery; bench
+ * figure 3 measures it (p99 of a GET went from 23 ms to under 5 ms at 100
+ * concurrent sign-ins on 2 cores). */
+#define HELPER_NICE 19
 
 struct worker {
 	pid_t pid;              /* 0: slot free */
@@ -56,6 +64,7 @@ struct helper {
 	struct ipc_buf in, out;
 	struct worker *workers; /* cfg.max_workers slots */
 	uint32_t nworkers;
+	void *stack;            /* pam_stack_preload's handle, or NULL */
 };
 
 static void helper_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -194,7 +203,17 @@ static pid_t parent_of(pid_t pid)
  * reparented to us when their worker dies; nothing a module started may
  * outlive its attempt. Killing one may orphan its own children, which the
  * next reap sweeps in turn. */
-static void sweep_orphans(const struct helper *h)
+static void kill_orphan(const struct helper *h, pid_t pid)
+{
+	if (pid <= 0 || pid == getpid() || is_worker(h, pid))
+		return;
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+}
+
+/* Every pid of /proc whose parent is the helper: the slow way, for kernels
+ * without /proc/<pid>/task/<tid>/children (CONFIG_PROC_CHILDREN). */
+static void sweep_orphans_scan(const struct helper *h)
 {
 	pid_t self = getpid();
 	struct dirent *de;
@@ -209,12 +228,29 @@ static void sweep_orphans(const struct helper *h)
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		pid = (pid_t)atoi(de->d_name);
-		if (pid == self || is_worker(h, pid) || parent_of(pid) != self)
-			continue;
-		kill(-pid, SIGKILL);
-		kill(pid, SIGKILL);
+		if (parent_of(pid) == self)
+			kill_orphan(h, pid);
 	}
 	closedir(d);
+}
+
+static void sweep_orphans(const struct helper *h)
+{
+	char path[64];
+	FILE *f;
+	long pid;
+
+	/* One read of our own children list (the helper is single-threaded)
+	 * instead of a stat of every process: this runs after every attempt. */
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	f = fopen(path, "re");
+	if (f == NULL) {
+		sweep_orphans_scan(h);
+		return;
+	}
+	while (fscanf(f, "%ld", &pid) == 1)
+		kill_orphan(h, (pid_t)pid);
+	fclose(f);
 }
 
 static void reap_workers(struct helper *h)
@@ -392,6 +428,7 @@ static int handle_config(struct helper *h, const struct ipc_msg *m)
 	h->cfg = c;
 	c.service = NULL;
 	h->configured = 1;
+	h->stack = pam_stack_preload(h->cfg.service);
 	rc = VEP_OK;
 out:
 	free(c.service);
@@ -508,6 +545,8 @@ static int setup(struct helper *h)
 	/* The authority may be gone already (we were reparented). */
 	if (getppid() == 1)
 		return VEP_ERR_IO;
+	if (setpriority(PRIO_PROCESS, 0, HELPER_NICE) != 0)
+		helper_log("cannot lower the helper's priority: %s", strerror(errno));
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
@@ -596,6 +635,7 @@ int main(void)
 		helper_log("stopping: protocol error from the authority (%d)", rc);
 	if (h.configured)
 		shutdown_workers(&h);
+	pam_stack_release(h.stack);
 	ipc_buf_clear(&h.in);
 	ipc_buf_clear(&h.out);
 	free(h.workers);

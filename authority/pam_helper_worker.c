@@ -224,3 +224,38 @@ out:
 	ipc_buf_clear(&out);
 	_exit(status);
 }
+
+/* A conversation for a handle that never authenticates. */
+static int preload_conv(int num_msg, const struct pam_message **msg,
+    struct pam_response **resp, void *appdata)
+{
+	(void)num_msg;
+	(void)msg;
+	(void)resp;
+	(void)appdata;
+	return PAM_CONV_ERR;
+}
+
+void *pam_stack_preload(const char *service)
+{
+	const struct pam_conv conv = { preload_conv, NULL };
+	pam_handle_t *pamh = NULL;
+	struct passwd pw, *res = NULL;
+	char buf[1024];
+
+	/* The passwd lookup of uid_allowed loads the NSS modules: load them
+	 * here once, too (the answer itself does not matter). */
+	(void)getpwnam_r("root", &pw, buf, sizeof(buf), &res);
+	if (pam_start(service, NULL, &conv, &pamh) != PAM_SUCCESS) {
+		if (pamh != NULL)
+			pam_end(pamh, PAM_ABORT);
+		return NULL;
+	}
+	return pamh;
+}
+
+void pam_stack_release(void *stack)
+{
+	if (stack != NULL)
+		pam_end(stack, PAM_SUCCESS);
+}

@@ -9,11 +9,15 @@
  *                 rewrite_user=<name>  set PAM_USER to name, succeed
  *                 crash_user=<name>    abort() when PAM_USER is name, else
  *                                      PAM_IGNORE
- * Must never: be installed or used outside the tests.
+ *                 slow_user=<name>     sleep one second when PAM_USER is
+ *                                      name (a slow directory, without the
+ *                                      forks of pam_exec), then PAM_IGNORE
+ * Must never: be installed or used outside the tests and benchmarks.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <security/pam_modules.h>
 #include <security/pam_appl.h>
@@ -94,6 +98,12 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 		return check_expect(pamh, v);
 	if ((v = opt(argc, argv, "rewrite_user")) != NULL)
 		return pam_set_item(pamh, PAM_USER, v);
+	if ((v = opt(argc, argv, "slow_user")) != NULL) {
+		if (pam_get_item(pamh, PAM_USER, (const void **)&user) == PAM_SUCCESS &&
+		    user != NULL && strcmp(user, v) == 0)
+			sleep(1);
+		return PAM_IGNORE;
+	}
 	if ((v = opt(argc, argv, "crash_user")) != NULL) {
 		if (pam_get_item(pamh, PAM_USER, (const void **)&user) == PAM_SUCCESS &&
 		    user != NULL && strcmp(user, v) == 0)
