@@ -41,11 +41,10 @@
 #define HELPER_WORKER_ALARM_SLACK_S 5u
 
 /* Nice value of the helper and so of every worker: a PAM attempt (fork,
- * dlopen of the stack, a module's own work) yields the CPU to the event
- * loops, so sign-ins never add latency to issuance or discovery; bench
- * figure 3 measures it (p99 of a GET went from 23 ms to under 5 ms at 100
- * concurrent sign-ins on 2 cores). */
-#define HELPER_NICE 19
+ * the stack's setup, a module's own work) yields the CPU to the event loops,
+ * so sign-ins add little latency to issuance or discovery (bench figure 3),
+ * yet still get about a tenth of a busy machine rather than starving. */
+#define HELPER_NICE 10
 
 struct worker {
 	pid_t pid;              /* 0: slot free */
