@@ -35,6 +35,14 @@
 #define LIMIT_REQUEST_TIMEOUT_S_MIN 1
 #define LIMIT_REQUEST_TIMEOUT_S_MAX 600
 
+/* Most open client connections (config key max_connections). */
+#define LIMIT_CONNECTIONS_MAX 1000000L
+
+/* Descriptors max_connections = 0 leaves for everything but clients: the
+ * database and its WAL, the log, the PAM helpers' sockets and pipes, the
+ * listeners, the writer threads' wake-ups. */
+#define LIMIT_FD_RESERVE 64
+
 /* Cache lifetime of discovery documents in seconds (config key max_age).
  * Verifiers cache the support document; a day bounds how long an old key
  * list can linger after a rotation. */

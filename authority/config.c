@@ -62,6 +62,18 @@ static const struct config_key config_keys[] = {
 	{ "request_timeout", SCOPE_GLOBAL, set_int, "30", LIMIT_REQUEST_TIMEOUT_S_MIN,
 	  LIMIT_REQUEST_TIMEOUT_S_MAX, G(request_timeout_s), 0,
 	  "seconds a connection may stay idle or take to send a request before it is closed" },
+	{ "header_timeout", SCOPE_GLOBAL, set_int, "10", LIMIT_REQUEST_TIMEOUT_S_MIN,
+	  LIMIT_REQUEST_TIMEOUT_S_MAX, G(header_timeout_s), 0,
+	  "seconds from a request's first byte to the end of its headers, however steadily "
+	  "they trickle in; then the connection is closed" },
+	{ "body_timeout", SCOPE_GLOBAL, set_int, "10", LIMIT_REQUEST_TIMEOUT_S_MIN,
+	  LIMIT_REQUEST_TIMEOUT_S_MAX, G(body_timeout_s), 0,
+	  "seconds from the end of a request's headers to the end of its body; then the "
+	  "connection is closed" },
+	{ "max_connections", SCOPE_GLOBAL, set_int, "0", 0, LIMIT_CONNECTIONS_MAX,
+	  G(max_connections), 0,
+	  "open client connections; beyond it a new one gets 503 and is closed; 0 = the "
+	  "descriptor limit minus a reserve" },
 	{ "workers", SCOPE_GLOBAL, set_int, "0", 0, LIMIT_WORKERS_MAX, G(workers), 0,
 	  "event loops serving requests, each in its own thread; 0 = one per online CPU" },
 	{ "log_level", SCOPE_GLOBAL, set_loglevel, "info", 0, 0, G(log_level), 0,

@@ -45,6 +45,9 @@ struct config {
 	char *state_dir;            /* absolute path */
 	long max_age_s;             /* Cache-Control max-age of discovery documents */
 	long request_timeout_s;     /* idle / slow request timeout per connection */
+	long header_timeout_s;      /* deadline: first byte to end of headers */
+	long body_timeout_s;        /* deadline: end of headers to end of body */
+	long max_connections;       /* open connections; 0 = from RLIMIT_NOFILE */
 	long workers;               /* event loops; 0 = one per online CPU */
 	long log_level;             /* enum log_level */
 	char *shim_origin;          /* origin of the legacy user agent's shim scripts */

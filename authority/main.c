@@ -11,12 +11,14 @@
  * in reverse. Exit status: 0 clean stop or "configuration OK", 1 runtime
  * failure (e.g. cannot bind), 2 usage or configuration error.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <event2/event.h>
@@ -242,6 +244,21 @@ static const struct {
 
 #define NSIGNALS (sizeof(signal_table) / sizeof(signal_table[0]))
 
+/* Client connections are most of our descriptors: use all the hard limit
+ * allows (systemd's LimitNOFILE, ulimit -Hn). Failing leaves the soft
+ * limit, which max_connections = 0 then follows. */
+static void
+raise_nofile(const struct log *lg)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+		log_warn(lg, "cannot raise the descriptor limit: %s", strerror(errno));
+}
+
 /* Creates the loops (loop 0 first: the others bind the port it got), and
  * starts every loop but 0 in its thread. */
 static int
@@ -342,6 +359,7 @@ main(int argc, char **argv)
 		log_error(&a.log, "%s", err);
 		goto out;
 	}
+	raise_nofile(&a.log);
 	if (start_loops(&a, err, sizeof(err)) != 0) {
 		log_error(&a.log, "%s", err);
 		goto out;

@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "authority.h"
+#include "conn.h"
 #include "err.h"
 #include "etag.h"
 #include "authority_limits.h"
@@ -171,6 +172,7 @@ req_free(struct req *r)
 	free(r->path);
 	json_decref(r->body);
 	session_tokens_wipe(&r->tokens);
+	conn_request_end(r->conn);
 	free(r);
 }
 
@@ -317,6 +319,31 @@ const char *
 req_header(const struct req *r, const char *name)
 {
 	return evhttp_find_header(evhttp_request_get_input_headers(r->ev), name);
+}
+
+const char *
+req_framing_problem(const struct req *r)
+{
+	const struct evkeyvalq *h = evhttp_request_get_input_headers(r->ev);
+	const struct evkeyval *kv;
+	const char *te = NULL;
+	unsigned ncl = 0, nte = 0;
+
+	for (kv = h->tqh_first; kv != NULL; kv = kv->next.tqe_next) {
+		if (strcasecmp(kv->key, "Content-Length") == 0)
+			ncl++;
+		else if (strcasecmp(kv->key, "Transfer-Encoding") == 0) {
+			nte++;
+			te = kv->value;
+		}
+	}
+	if (nte > 0 && ncl > 0)
+		return "Transfer-Encoding together with Content-Length";
+	if (ncl > 1)
+		return "more than one Content-Length";
+	if (nte > 1 || (te != NULL && strcasecmp(te, "chunked") != 0))
+		return "unsupported Transfer-Encoding (only chunked)";
+	return NULL;
 }
 
 int

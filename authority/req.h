@@ -27,6 +27,7 @@
 #include "session.h"
 
 struct authority;
+struct conn;
 struct domain;
 struct loop;
 struct evhttp_request;
@@ -100,11 +101,19 @@ struct req {
 	int has_session;             /* 1 once ROUTE_AUTH found a live session */
 	struct db_session session;   /* that session */
 	struct session_tokens tokens; /* its tokens (secret; wiped with r) */
+	struct conn *conn;           /* its connection's guard (conn.h), ended with r; may be NULL */
 };
 
 /* Wraps ev (borrowed until the reply). Returns NULL on allocation failure,
  * after answering 500 itself. */
 struct req *req_new(struct loop *l, struct evhttp_request *ev);
+
+/* Why the request's framing is ambiguous (a fixed public text), or NULL:
+ * Transfer-Encoding together with Content-Length, more than one
+ * Content-Length or Transfer-Encoding, or a Transfer-Encoding other than
+ * "chunked". libevent picks one reading of such a request; a proxy in
+ * front of us may pick another (request smuggling). */
+const char *req_framing_problem(const struct req *r);
 
 /* Splits and decodes the request target into path and params. Returns
  * REQ_ERR_COUNT on success, else the error to answer with: URI_TOO_LONG over

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <event2/event.h>
@@ -20,6 +21,7 @@
 
 #include "authority.h"
 #include "config.h"
+#include "conn.h"
 #include "err.h"
 #include "authority_limits.h"
 #include "req.h"
@@ -27,6 +29,7 @@
 
 struct server {
 	struct evhttp *http;
+	struct conn_set *conns;
 	struct loop *loop;
 	server_handler handler;
 	char address[SERVER_ADDR_BUFSZ];
@@ -36,10 +39,25 @@ static void
 on_request(struct evhttp_request *ev, void *arg)
 {
 	struct server *s = arg;
+	struct conn *c = conn_request_begin(s->conns, ev);
+	const char *why;
 	struct req *r;
 
-	if ((r = req_new(s->loop, ev)) == NULL)
+	if ((r = req_new(s->loop, ev)) == NULL) {
+		conn_request_end(c);
 		return; /* req_new answered 500 */
+	}
+	r->conn = c;
+	/* Refused before any handler sees it, and the connection closed: what
+	 * follows on it cannot be trusted to be framed as we read it. */
+	if ((why = conn_refusal(c)) != NULL || (why = req_framing_problem(r)) != NULL) {
+		if (req_add_header(r, "Connection", "close") != VEP_OK) {
+			req_reply_error(r, REQ_ERR_INTERNAL);
+			return;
+		}
+		req_reply_error_text(r, REQ_ERR_BAD_REQUEST, why);
+		return;
+	}
 	s->handler(r);
 }
 
@@ -121,12 +139,32 @@ listen_socket(const char *host, unsigned port, int probe)
 	return fd;
 }
 
+/* This listener's share of max_connections (every loop has a listener and
+ * the kernel spreads connections evenly over them). */
+static size_t
+server_max_conns(const struct authority *a)
+{
+	size_t total = (size_t)a->cfg->max_connections, n = a->nloops ? a->nloops : 1;
+	struct rlimit rl;
+
+	if (total == 0) {
+		size_t reserve = LIMIT_FD_RESERVE + 4 * n;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+			rl.rlim_cur = 1024;
+		total = rl.rlim_cur > 2 * reserve ? (size_t)rl.rlim_cur - reserve :
+		    (size_t)rl.rlim_cur / 2;
+	}
+	return (total + n - 1) / n;
+}
+
 int
 server_listen(struct loop *l, const char *listen, server_handler handler,
     struct server **out)
 {
 	struct authority *a = l->a;
 	struct evhttp_bound_socket *bound;
+	struct conn_limits lim;
 	evutil_socket_t fd = -1;
 	struct server *s = NULL;
 	char host[INET6_ADDRSTRLEN];
@@ -151,6 +189,12 @@ server_listen(struct loop *l, const char *listen, server_handler handler,
 	    EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
 	    EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
 	evhttp_set_gencb(s->http, on_request, s);
+	lim.header_ms = a->cfg->header_timeout_s * 1000;
+	lim.body_ms = a->cfg->body_timeout_s * 1000;
+	lim.max_conns = server_max_conns(a);
+	if ((rc = conn_set_new(l->base, s->http, &lim, &a->log, &s->conns)) != VEP_OK)
+		goto out;
+	rc = VEP_ERR_NOMEM;
 	errno = 0;
 	/* Loop 0 binds first (the others share its port): it probes. */
 	if ((fd = listen_socket(host, port, l->index == 0)) < 0 ||
@@ -162,6 +206,7 @@ server_listen(struct loop *l, const char *listen, server_handler handler,
 		rc = VEP_ERR_IO;
 		goto out;
 	}
+	conn_set_watch_listener(s->conns, evhttp_bound_socket_get_listener(bound));
 	if ((rc = bound_address(evhttp_bound_socket_get_fd(bound), s->address,
 	    sizeof(s->address))) != 0)
 		goto out;
@@ -184,7 +229,10 @@ server_free(struct server *s)
 {
 	if (s == NULL)
 		return;
+	/* evhttp_free closes every connection (conn.c's close callbacks)
+	 * before their set goes. */
 	if (s->http != NULL)
 		evhttp_free(s->http);
+	conn_set_free(s->conns);
 	free(s);
 }

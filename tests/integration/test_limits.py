@@ -1,7 +1,8 @@
-"""HTTP limits of authority/limits.h, as the real server enforces them:
-LIMIT_HEADER_BYTES (libevent: 400 + close), LIMIT_BODY_BYTES (libevent: 413
-+ close), LIMIT_URI_BYTES (414), LIMIT_QUERY_PARAMS (400) and the request
-timeout (connection closed)."""
+"""HTTP limits of authority/authority_limits.h, as the real server enforces
+them: LIMIT_HEADER_BYTES (libevent: 400 + close), LIMIT_BODY_BYTES (libevent:
+413 + close), LIMIT_URI_BYTES (414), LIMIT_QUERY_PARAMS (400), ambiguous
+framing (400 + close: Transfer-Encoding with Content-Length, duplicates,
+obsolete line folding) and the request timeout (connection closed)."""
 
 import os
 import socket
@@ -74,6 +75,41 @@ c.eq("413: connection closed", r.header("Connection"), "close")
 r = raw(b"POST /pk HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
         b"%x\r\n" % (BODY_BYTES + 1) + b"a" * (BODY_BYTES + 1) + b"\r\n0\r\n\r\n")
 c.eq("chunked body over LIMIT_BODY_BYTES: 413", r.status, 413)
+
+# Ambiguous framing (request smuggling through a proxy that reads it
+# differently): refused with 400 and the connection closed.
+ambiguous = [
+    ("Transfer-Encoding with Content-Length",
+     b"POST /api/login HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+     b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+    ("two Content-Length headers",
+     b"POST /api/login HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+     b"Content-Length: 2\r\n\r\n{}"),
+    ("Transfer-Encoding other than chunked",
+     b"POST /api/login HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n"
+     b"Content-Length: 2\r\n\r\n{}"),
+    ("obsolete line folding",
+     b"GET /.well-known/browserid HTTP/1.1\r\nHost: example.test\r\nX-Folded: a\r\n"
+     b" b\r\n\r\n"),
+    ("obsolete line folding with a tab",
+     b"GET /.well-known/browserid HTTP/1.1\r\nHost: example.test\r\nX-Folded: a\r\n"
+     b"\tb\r\n\r\n"),
+]
+for what, data in ambiguous:
+    r = raw(data + b"GET /.well-known/browserid HTTP/1.1\r\nHost: example.test\r\n\r\n")
+    c.eq(what + ": 400", r.status, 400)
+    c.eq(what + ": connection closed", r.header("Connection"), "close")
+    c.check(what + ": the request after it is not read", r.body.count(b"HTTP/1.1") == 0,
+            repr(r.body[:80]))
+r = raw(b"GET /.well-known/browserid HTTP/1.1\r\nHost: example.test\r\nConnection: close\r\n"
+        b"X-Spaces: a  b\t c\r\n\r\n")
+c.eq("spaces and tabs inside a header value are not folding: 200", r.status, 200)
+r = raw(b"\r\nGET /.well-known/browserid HTTP/1.1\r\nHost: example.test\r\n"
+        b"Connection: close\r\n\r\n")
+c.eq("an empty line before the request line: libevent's 400", r.status, 400)
+r = raw(b"POST /pk HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n"
+        b"\r\n2\r\n{}\r\n0\r\n\r\n")
+c.eq("a plain chunked body reaches the router (405 here)", r.status, 405)
 
 # Request timeout: a slow client is cut off after request_timeout seconds.
 s = a.connect()

@@ -91,14 +91,21 @@ class Response:
 class Authority:
     """One running vep-authority process."""
 
-    def __init__(self, args, env=None, tmp=None):
+    def __init__(self, args, env=None, tmp=None, nofile=None):
+        """nofile: (soft, hard) RLIMIT_NOFILE for the server process."""
         self.tmp = tmp or tempfile.mkdtemp(prefix="vep-it-")
         self.errpath = os.path.join(self.tmp, "stderr-%d.log" % int(time.time() * 1e6))
         self.err = open(self.errpath, "wb")
         full_env = dict(os.environ)
         full_env.update(env or {})
+        limit = None
+        if nofile is not None:
+            import resource
+
+            def limit():
+                resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
         self.proc = subprocess.Popen([binary()] + list(args), stdout=subprocess.PIPE,
-                                     stderr=self.err, env=full_env)
+                                     stderr=self.err, env=full_env, preexec_fn=limit)
         self.host, self.port = self._read_listening()
 
     def _read_listening(self):

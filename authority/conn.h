@@ -1,0 +1,82 @@
+/*
+ * conn.h - what libevent 2.1.12's evhttp does not do for a connection:
+ * deadlines, a cap, and the raw-byte checks of request framing.
+ *
+ * One conn_set per listener (so per event loop, no locks). It creates every
+ * accepted connection's bufferevent (evhttp_set_bevcb) and tracks it:
+ *   - a whole-request deadline: header_timeout from the first byte of a
+ *     request (from the accept for the first one), body_timeout from the end
+ *     of its headers. libevent's own timeouts are idle timeouts, reset by
+ *     every byte, so a client sending one byte every few seconds would hold
+ *     a connection forever; at the deadline we close it (no answer: the
+ *     client is not reading one). Never while a handler holds a request of
+ *     the connection (a sign-in waiting for PAM): the deadline is for the
+ *     client's bytes, not for our answer.
+ *   - a cap on open connections (max_connections, shared out over the
+ *     loops): one over it gets a fixed 503 with Retry-After and is closed in
+ *     the same loop iteration, before any byte is read.
+ *   - obsolete line folding (a header line starting with a space or tab):
+ *     libevent silently joins it to the previous header, which makes the
+ *     request mean something else to a proxy in front of us; the request is
+ *     refused (conn_refusal) instead.
+ *   - running out of descriptors: accept() failing with EMFILE/ENFILE
+ *     pauses the listener for CONN_ACCEPT_PAUSE_MS instead of spinning on
+ *     the still-readable socket.
+ *
+ * Lifetime: a struct conn lives from accept until both the connection has
+ * closed (evhttp's close callback) and the last request taken with
+ * conn_request_begin has ended (conn_request_end): a handler may answer
+ * after the client left. Must never free a connection with a request out
+ * in a handler, or touch a bufferevent after its connection closed.
+ */
+#ifndef AUTHORITY_CONN_H
+#define AUTHORITY_CONN_H
+
+#include <stddef.h>
+
+struct conn;
+struct conn_set;
+struct evconnlistener;
+struct event_base;
+struct evhttp;
+struct evhttp_request;
+struct log;
+
+/* Milliseconds accepting stays paused after EMFILE/ENFILE. */
+#define CONN_ACCEPT_PAUSE_MS 100
+
+struct conn_limits {
+	long header_ms;        /* first byte (or accept) to end of headers */
+	long body_ms;          /* end of headers to end of body */
+	size_t max_conns;      /* open connections of this listener */
+};
+
+/* Tracks every connection http accepts from now on, on base. lg is
+ * borrowed. Returns 0 or VEP_ERR_NOMEM. */
+int conn_set_new(struct event_base *base, struct evhttp *http,
+    const struct conn_limits *lim, const struct log *lg, struct conn_set **out);
+
+/* Pauses listener on descriptor exhaustion (see above). */
+void conn_set_watch_listener(struct conn_set *set, struct evconnlistener *listener);
+
+/* Open connections of set. */
+size_t conn_set_count(const struct conn_set *set);
+
+/* Frees set. Call after evhttp_free (which closes every connection);
+ * connections still referenced by requests stay valid. NULL-safe. */
+void conn_set_free(struct conn_set *set);
+
+/* A request of ev's connection reached us: stops its deadline and takes a
+ * reference. Returns the connection, or NULL when it is not tracked (the
+ * request is then served without it). */
+struct conn *conn_request_begin(struct conn_set *set, struct evhttp_request *ev);
+
+/* Why the request must be refused (a fixed public text), or NULL. */
+const char *conn_refusal(const struct conn *c);
+
+/* The request taken by conn_request_begin is answered (or abandoned):
+ * drops the reference, and arms the deadline again for bytes already
+ * waiting. NULL-safe. */
+void conn_request_end(struct conn *c);
+
+#endif
