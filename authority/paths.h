@@ -24,6 +24,9 @@
 #define PATH_SIGNIN_AUTHENTICATE "/sign-in/authenticate"
 #define PATH_SIGNIN_PROVISION "/sign-in/provision"
 
+/* Operations (public, says only ok or not). */
+#define PATH_HEALTH "/healthz"
+
 /* Link relations (compared case-sensitively, RFC 7033 section 4.4.4.1). */
 #define REL_LRDD "lrdd"
 #define REL_PUBLIC_KEY "https://browserid.org/vocab#publicKey"

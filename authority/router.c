@@ -22,6 +22,7 @@
 #include "log.h"
 #include "loop.h"
 #include "paths.h"
+#include "h_health.h"
 #include "req.h"
 #include "secmem.h"
 #include "session.h"
@@ -48,6 +49,7 @@ static const struct route routes[] = {
 	{ PATH_API_LOGOUT, REQ_M_POST, ROUTE_ORIGIN | ROUTE_AUTH | ROUTE_CSRF, h_logout },
 	{ PATH_API_CERT, REQ_M_POST, ROUTE_ORIGIN | ROUTE_AUTH | ROUTE_CSRF | ROUTE_JSON_BODY,
 	  h_cert },
+	{ PATH_HEALTH, GET_HEAD, 0, h_health },
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))

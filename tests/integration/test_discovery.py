@@ -285,6 +285,15 @@ is_json_error("webfinger POST", a.request("POST", WF + "resource=acct:a@example.
                                           body=b""), 405)
 
 # --- shutdown -------------------------------------------------------------------------
+# Health, for load balancers: yes or no, nothing private, never cached.
+r = a.get("/healthz")
+c.eq("/healthz: 200", r.status, 200)
+c.eq("/healthz says only ok", r.json(), {"status": "ok"})
+c.eq("/healthz is never cached", r.header("Cache-Control"), "no-store")
+c.check("/healthz names no domain", b"example" not in r.body and b"@" not in r.body)
+c.eq("/healthz for HEAD: 200", a.request("HEAD", "/healthz").status, 200)
+c.eq("/healthz for POST: 405", a.request("POST", "/healthz", body=b"").status, 405)
+
 rc = a.stop()
 c.eq("SIGTERM: exit status 0", rc, 0)
 err = a.stderr()
