@@ -100,13 +100,29 @@ throttle_limits(const struct config *cfg, struct db_throttle_limits *l)
 	l->addr_window_s = cfg->throttle_addr_window_s;
 }
 
-/* Audits a sign-in outcome without waiting (writes.h). A failure to record
- * is logged: the answer to the user does not depend on it. */
+/* One log line per sign-in decision: outcome, the address asked for
+ * (escaped and cut: it is the client's text) or "unknown" when it is not
+ * one of ours, and the client address. Never the password. */
+static void
+log_login(const struct authority *a, const char *outcome, const char *email,
+    const char *client_addr)
+{
+	char esc[LOG_ESCAPE_BUFSZ];
+
+	log_info(&a->log, "sign-in %s: account %s from %s", outcome,
+	    email != NULL && email[0] != '\0' ? log_escape(esc, sizeof(esc), email, strlen(email)) :
+	    "unknown", client_addr);
+}
+
+/* Audits a sign-in outcome without waiting (writes.h), and logs it. A
+ * failure to record is logged: the answer to the user does not depend on
+ * it. */
 static void
 audit_login(struct login *l, int success, const char *outcome)
 {
 	struct db_audit_row row = { 0 };
 
+	log_login(l->a, outcome, l->email, l->r->client_addr);
 	row.ts_ms = now_ms();
 	row.event = success ? DB_AUDIT_LOGIN_SUCCESS : DB_AUDIT_LOGIN_FAILURE;
 	row.email = l->email;
@@ -338,12 +354,14 @@ login_prepare(struct req *r, struct login *l, const char **pw, size_t *pwlen, in
 		rc = vep_email_split(email, &local, &dom);
 	if (rc != 0) {
 		free(email);
+		log_login(r->a, "refused (not an address)", NULL, r->client_addr);
 		req_reply_error_text(r, rc == VEP_ERR_NOMEM ? REQ_ERR_INTERNAL : REQ_ERR_BAD_REQUEST,
 		    "not a valid email address");
 		return -1;
 	}
 	d = domain_set_find(authority_domains(r->a), dom);
 	if (d == NULL) {
+		log_login(r->a, "refused (domain not served)", NULL, r->client_addr);
 		req_reply_error_text(r, REQ_ERR_BAD_REQUEST,
 		    "this authority does not serve that address's domain");
 		rc = -1;
@@ -389,6 +407,7 @@ h_login(struct req *r)
 	rc = db_throttle_check(r->loop->db, l->account, r->client_addr, (int64_t)time(NULL), &lim,
 	    &retry);
 	if (rc == DB_ERR_THROTTLED) {
+		log_login(a, "throttled", l->email, r->client_addr);
 		reply_throttled(r, retry);
 		l->r = NULL;
 		goto done;

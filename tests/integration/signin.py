@@ -29,6 +29,7 @@ ACCOUNTS = {
     "sleeper": ("sleeper-pw", 1005),
     "mail.alice": ("suffix-pw", 1006),
     "dave-pam": ("alias-pw", 1007),
+    "canary": ("CANARY-7d1e-pw", 1010),
 }
 
 
