@@ -18,6 +18,7 @@
 #include "account.h"
 #include "err.h"
 #include "key.h"
+#include <jansson.h>
 #include "paths.h"
 #include "support.h"
 
@@ -145,6 +146,34 @@ hostmeta_cache(struct domain *d, const char *base)
 	return build_hostmeta(base, 1, &d->hm_jrd);
 }
 
+/* Signs with k and verifies with the public key as published (parsed back
+ * from its BrowserID JSON): a private key that does not sign for its public
+ * half (damaged parameters, a mixed-up file) is refused before anyone is
+ * given a certificate nobody can verify. Returns 0, VEP_ERR_BADSIG or
+ * another VEP_ERR_*. */
+static int
+key_selftest(const vep_key *k)
+{
+	static const uint8_t msg[] = "vep-authority key self-test";
+	vep_key *pub = NULL;
+	uint8_t *sig = NULL;
+	size_t siglen = 0;
+	json_t *j;
+	int rc;
+
+	if ((j = vep_key_to_json(k)) == NULL)
+		return VEP_ERR_NOMEM;
+	rc = vep_key_from_json(j, &pub);
+	json_decref(j);
+	if (rc == 0)
+		rc = vep_key_sign(k, msg, sizeof(msg) - 1, &sig, &siglen);
+	if (rc == 0)
+		rc = vep_key_verify(pub, msg, sizeof(msg) - 1, sig, siglen);
+	free(sig);
+	vep_key_free(pub);
+	return rc;
+}
+
 static int
 domain_load_keys(struct domain *d)
 {
@@ -154,6 +183,11 @@ domain_load_keys(struct domain *d)
 
 	if ((rc = vep_keydir_load(d->cfg->key_dir, &ks)) != 0)
 		return rc;
+	if ((rc = key_selftest(ks.current)) != 0 ||
+	    (ks.previous != NULL && (rc = key_selftest(ks.previous)) != 0)) {
+		vep_keyset_clear(&ks);
+		return rc;
+	}
 	if ((rc = build_key_docs(&ks, &support, &pk)) != 0) {
 		vep_keyset_clear(&ks);
 		return rc;
@@ -209,7 +243,9 @@ domain_set_load(const struct config *cfg, struct domain_set **out, char *err, si
 		if (rc != 0) {
 			snprintf(err, errlen, "%s:%u: [domain %s] key_dir '%s': %s",
 			    cfg->path != NULL ? cfg->path : "(built in)", cd->key_dir_line,
-			    cd->name, cd->key_dir, vep_strerror(rc));
+			    cd->name, cd->key_dir, rc == VEP_ERR_BADSIG ?
+			    "key self-test failed: a signature does not verify with the key's public "
+			    "half (damaged or mismatched key file)" : vep_strerror(rc));
 			goto out;
 		}
 		if ((rc = account_map_new(cd->account_suffix, cd->account_aliases, &d->accounts,

@@ -1,0 +1,193 @@
+"""SIGHUP reloads the domain keys without a failed request.
+
+While clients keep fetching the support document and asking for
+certificates, the key directory is broken three ways (garbage, a truncated
+PEM, an RSA key whose private half does not sign for its public half) and
+SIGHUP sent each time: the old key stays in use, the log says why, and not
+one request fails. Then a real rotation (vep-keytool rotate) and SIGHUP:
+the documents change, the previous key stays published, and certificates
+issued afterwards verify against the new document. At start, the same
+self-test refuses a mismatched key before listening."""
+
+import base64
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import signin  # noqa: E402
+import vephelp  # noqa: E402
+
+C = vephelp.Checker("reload")
+KT = vephelp.keytool()
+
+
+def der_len(n):
+    if n < 0x80:
+        return bytes([n])
+    b = n.to_bytes((n.bit_length() + 7) // 8, "big")
+    return bytes([0x80 | len(b)]) + b
+
+
+def der_int(v):
+    b = v.to_bytes(v.bit_length() // 8 + 1, "big")
+    return b"\x02" + der_len(len(b)) + b
+
+
+def mismatched_pem(pem_path):
+    """The key of pem_path with d and dP changed: it still parses, but its
+    signatures do not verify (OpenSSL falls back from a bad CRT result to
+    d, so both must be wrong)."""
+    text = subprocess.run(["openssl", "rsa", "-in", pem_path, "-text", "-noout"],
+                          capture_output=True, text=True, check=True).stdout
+    parts = {}
+    name = None
+    for ln in text.splitlines():
+        m = re.match(r"^(\w+):\s*(\d+)?", ln)
+        if m and not ln.startswith(" "):
+            name = m.group(1)
+            parts[name] = m.group(2) or ""
+            if m.group(2):
+                parts[name] = int(m.group(2))
+                name = None
+        elif name and ln.startswith(" "):
+            parts[name] += ln.strip().replace(":", "")
+    v = {k: (int(x, 16) if isinstance(x, str) else x) for k, x in parts.items()}
+    seq = (der_int(0) + der_int(v["modulus"]) + der_int(v["publicExponent"]) +
+           der_int(v["privateExponent"] + 2) + der_int(v["prime1"]) + der_int(v["prime2"]) +
+           der_int(v["exponent1"] + 2) + der_int(v["exponent2"]) + der_int(v["coefficient"]))
+    der = b"\x30" + der_len(len(seq)) + seq
+    b64 = base64.encodebytes(der).decode().replace("\n", "")
+    lines = [b64[i:i + 64] for i in range(0, len(b64), 64)]
+    return ("-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(lines) +
+            "\n-----END RSA PRIVATE KEY-----\n")
+
+
+class Load(threading.Thread):
+    """Fetches the support document and asks for certificates until
+    stopped; counts every answer that is not 200."""
+
+    def __init__(self, auth, cl, pub):
+        super().__init__(daemon=True)
+        self.auth, self.cl, self.pub = auth, cl, pub
+        self.stop = threading.Event()
+        self.done = 0
+        self.failures = []
+
+    def run(self):
+        while not self.stop.is_set():
+            for call in (lambda: self.auth.get("/.well-known/browserid"),
+                         lambda: self.cl.post("/api/cert", {"pubkey": self.pub,
+                                                            "duration": 600})):
+                try:
+                    st = call().status
+                except OSError as e:
+                    st = str(e)
+                self.done += 1
+                if st != 200:
+                    self.failures.append(st)
+            time.sleep(0.01)
+
+
+def write_key(path, text):
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_CREAT, 0o600)
+    os.write(fd, text.encode() if isinstance(text, str) else text)
+    os.close(fd)
+
+
+def support(auth):
+    return auth.get("/.well-known/browserid").json()
+
+
+def verify(w, auth, cl, pub):
+    r = cl.post("/api/cert", {"pubkey": pub, "duration": 600})
+    cert = os.path.join(w.tmp, "cert.jws")
+    doc = os.path.join(w.tmp, "support.json")
+    with open(cert, "w") as f:
+        f.write(r.json()["cert"])
+    with open(doc, "w") as f:
+        f.write(json.dumps(support(auth)))
+    p = subprocess.run([KT, "verify-cert", "--support-doc", "example.test=" + doc, cert],
+                       capture_output=True, text=True)
+    return p.returncode, p.stdout + p.stderr
+
+
+def main():
+    if not KT:
+        print("VEP_KEYTOOL not set")
+        return 1
+    w = signin.World("workers = 2\n")
+    current = os.path.join(w.keys, "current.pem")
+    good = open(current).read()
+    userkey = os.path.join(w.tmp, "user.pem")
+    subprocess.run([KT, "genkey", "--out", userkey], check=True, capture_output=True)
+    pub = json.loads(subprocess.run([KT, "pubkey", userkey], check=True,
+                                    capture_output=True, text=True).stdout)
+    bad = mismatched_pem(current)
+
+    # At start: the self-test refuses the mismatched key.
+    write_key(current, bad)
+    rc, out, err = vephelp.run(["--config", w.config, "--check"], env=w.env())
+    C.eq("--check with a mismatched key: exit 2", rc, 2)
+    C.check("--check says the self-test failed", "self-test failed" in err, err)
+    write_key(current, good)
+
+    auth = w.start()
+    try:
+        cl = signin.Client(auth)
+        C.eq("signed in", cl.login("alice@example.test", "wonderland").status, 200)
+        before = support(auth)
+        rc, out = verify(w, auth, cl, pub)
+        C.check("a certificate verifies before any reload", rc == 0, out)
+        load = Load(auth, cl, pub)
+        load.start()
+        for what, text in [("garbage", b"\x00not a key at all\xff" * 10),
+                           ("a truncated PEM", good[:len(good) // 2]),
+                           ("a mismatched key", bad)]:
+            write_key(current, text)
+            mark = len(auth.stderr())
+            auth.send_signal(signal.SIGHUP)
+            time.sleep(0.6)
+            log = auth.stderr()[mark:]
+            C.check("SIGHUP with %s: an error in the log" % what,
+                    "reload:" in log and "still serving the old keys" in log, log[-300:])
+            C.eq("SIGHUP with %s: the old key is still served" % what, support(auth), before)
+            rc, out = verify(w, auth, cl, pub)
+            C.check("SIGHUP with %s: certificates still verify" % what, rc == 0, out)
+        write_key(current, good)
+
+        # A real rotation.
+        p = subprocess.run([KT, "rotate", "--dir", w.keys], capture_output=True, text=True)
+        C.eq("vep-keytool rotate: exit 0", p.returncode, 0)
+        auth.send_signal(signal.SIGHUP)
+        after = before
+        for _ in range(50):
+            after = support(auth)
+            if after != before:
+                break
+            time.sleep(0.1)
+        C.check("SIGHUP after a rotation: a new public key",
+                after["public-key"] != before["public-key"])
+        C.eq("SIGHUP after a rotation: the previous key still published",
+             after["keys"][1:], [before["public-key"]])
+        time.sleep(0.5)   # every loop has swapped
+        rc, out = verify(w, auth, cl, pub)
+        C.check("certificates after the rotation verify against the new document", rc == 0, out)
+        load.stop.set()
+        load.join()
+        C.check("no request failed during %d requests and 4 reloads (%d failures)"
+                % (load.done, len(load.failures)),
+                not load.failures and load.done > 50, repr(load.failures[:5]))
+    finally:
+        C.eq("server: clean exit", auth.stop(), 0)
+    return C.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
