@@ -18,7 +18,7 @@ import signin  # noqa: E402
 import vephelp  # noqa: E402
 
 C = vephelp.Checker("durability")
-KILLS = 10
+KILLS = 100
 
 
 def user_pub(tmp):
@@ -152,7 +152,7 @@ def check_kill9():
         threads = [threading.Thread(target=burst) for _ in range(3)]
         for t in threads:
             t.start()
-        time.sleep(random.uniform(0.3, 0.8))
+        time.sleep(random.uniform(0.15, 0.4))
         a.kill()
         stop.set()
         for t in threads:
