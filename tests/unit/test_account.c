@@ -255,7 +255,7 @@ static void test_unsafe_names(void)
 {
 	static const char *const bad[] = {
 		"", "-alice", "-", "a/b", "../etc", "a:b", "a b", "a\tb", "a\nb",
-		"a\rb", "a\x01" "b", "a\x7f", "\x1b[31m",
+		"a\rb", ("a\x01" "b"), "a\x7f", "\x1b[31m",
 	};
 	struct account_map *m = NULL;
 	char out[ACCOUNT_USER_MAX + 1], err[256];

@@ -42,7 +42,7 @@ static void test_invalid_addresses(void)
 		"alice@example-.com", "alice@exa_mple.com", "alice@[127.0.0.1]",
 		"alice@127.0.0.1", "alice@example.123", "al(ice)@example.com",
 		"al,ice@example.com", "alice@example.com\n", "al\tice@example.com",
-		"al\x7f" "ice@example.com", "al\xc3\xa9@example.com",
+		("al\x7f" "ice@example.com"), "al\xc3\xa9@example.com",
 		"alice@ex\xc3\xa9.com", "alice@example.com:443", "alice\\@example.com",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
