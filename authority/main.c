@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 #include <event2/thread.h>
@@ -142,6 +143,60 @@ check_permissions(const struct config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: key 'state_dir': '%s' must be a directory with mode 0700",
 		    cfg->path != NULL ? cfg->path : "demo", cfg->state_dir);
 		return VEP_ERR_PERM;
+	}
+	return VEP_OK;
+}
+
+/* Where libpam will look for the service: pam_wrapper's directory when it
+ * is preloaded (tests), else the system's. */
+static int
+pam_service_present(const char *service, char *where, size_t wherelen)
+{
+	static const char *const dirs[] = { "/etc/pam.d", "/usr/lib/pam.d" };
+	const char *wrapped = getenv("PAM_WRAPPER_SERVICE_DIR");
+	char path[4096];
+	size_t i;
+
+	if (wrapped != NULL && getenv("PAM_WRAPPER") != NULL && strcmp(getenv("PAM_WRAPPER"), "1") == 0) {
+		snprintf(where, wherelen, "%s", wrapped);
+		snprintf(path, sizeof(path), "%s/%s", wrapped, service);
+		return access(path, R_OK) == 0;
+	}
+	snprintf(where, wherelen, "/etc/pam.d or /usr/lib/pam.d");
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dirs[i], service);
+		if (access(path, R_OK) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* --check's look at the rest of the deployment: the PAM service exists
+ * (else libpam uses "other", which denies everyone on Debian) and the PAM
+ * helper is installed next to this binary. */
+static int
+check_deployment(const struct config *cfg, char *err, size_t errlen)
+{
+	char where[256], exe[4096], *slash;
+	ssize_t n;
+
+	if (!pam_service_present(cfg->pam_service, where, sizeof(where))) {
+		snprintf(err, errlen, "%s: key 'pam_service': no PAM service '%s' in %s (libpam "
+		    "would use 'other'; see README.md, Real PAM)",
+		    cfg->path != NULL ? cfg->path : "demo", cfg->pam_service, where);
+		return VEP_ERR_IO;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - sizeof("vep-pam-helper") - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/')) != NULL) {
+			strcpy(slash + 1, "vep-pam-helper");
+			if (access(exe, X_OK) != 0) {
+				snprintf(err, errlen, "the PAM helper %.512s is missing or not "
+				    "executable (install it next to vep-authority)", exe);
+				return VEP_ERR_IO;
+			}
+		}
 	}
 	return VEP_OK;
 }
@@ -343,6 +398,10 @@ main(int argc, char **argv)
 		goto out;
 	}
 	atomic_store(&a.domains, domains);
+	if (o.check && !o.demo && check_deployment(a.cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "vep-authority: %s\n", err);
+		goto out;
+	}
 	if (o.check) {
 		printf("configuration OK\n");
 		status = 0;

@@ -18,6 +18,22 @@ state = os.path.join(tmp, "state")
 os.mkdir(state, 0o700)
 n = [0]
 
+# --check also validates the deployment's PAM service: give this run one,
+# where libpam (under pam_wrapper) would look for it.
+PAMDIR = os.path.join(tmp, "pam.d")
+os.mkdir(PAMDIR, 0o700)
+vephelp.write(os.path.join(PAMDIR, "vep-authority"), "auth required pam_deny.so\n", 0o644)
+_run = vephelp.run
+
+
+def run_with_pam_service(args, env=None, **kw):
+    e = {"PAM_WRAPPER": "1", "PAM_WRAPPER_SERVICE_DIR": PAMDIR}
+    e.update(env or {})
+    return _run(args, e, **kw)
+
+
+vephelp.run = run_with_pam_service
+
 
 def cfg(text):
     n[0] += 1
@@ -30,6 +46,17 @@ GOOD = "# a comment\n\nlisten = 127.0.0.1:0\nstate_dir = %s\nmax_age = 60\n" \
 rc, out, err = vephelp.run(["--config", cfg(GOOD), "--check"])
 c.eq("--check good config: exit 0", rc, 0)
 c.eq("--check good config: says so", out.strip(), "configuration OK")
+
+
+rc, out, err = vephelp.run(["--config", cfg(GOOD + ""), "--check"],
+                           {"PAM_WRAPPER_SERVICE_DIR": os.path.join(tmp, "nowhere")})
+c.eq("--check without the PAM service: exit 2", rc, 2)
+c.check("--check without the PAM service: says which and where",
+        "no PAM service 'vep-authority' in" in err and "nowhere" in err, err)
+rc, out, err = vephelp.run(["--config", cfg(GOOD.replace("max_age = 60", "pam_service = absent")),
+                            "--check"], {"PAM_WRAPPER": "0"})
+c.eq("--check looks in /etc/pam.d without pam_wrapper: exit 2", rc, 2)
+c.check("... and says so", "/etc/pam.d" in err, err)
 
 
 def bad(what, text, line, key, reason=None):
