@@ -70,7 +70,7 @@ static void
 verify(struct req *r)
 {
 	char host[300], hostport[300], audience[320], msg[160];
-	const vep_key *keys[2];
+	const vep_key *keys[VEP_KEYSET_MAX];
 	const struct domain *d;
 	vep_backed *b = NULL;
 	const char *text, *at;
@@ -95,9 +95,7 @@ verify(struct req *r)
 	if (rc == 0 && d == NULL)
 		rc = VEP_ERR_ISSUER;
 	if (rc == 0) {
-		keys[n++] = d->keys.current;
-		if (d->keys.previous != NULL)
-			keys[n++] = d->keys.previous;
+		n = vep_keyset_published(&d->keys, keys);
 		rc = vep_backed_verify(b, audience, d->cfg->name, keys, n, vep_now_ms());
 	}
 	if (rc != 0) {

@@ -49,16 +49,13 @@ doc_set(struct doc *doc, char *body)
 static int
 build_key_docs(const struct vep_keyset *ks, struct doc *support, struct doc *pk)
 {
-	const vep_key *keys[2];
-	size_t n = 0;
+	const vep_key *keys[VEP_KEYSET_MAX];
+	size_t n = vep_keyset_published(ks, keys);
 	char *text = NULL;
 	int rc;
 
 	memset(support, 0, sizeof(*support));
 	memset(pk, 0, sizeof(*pk));
-	keys[n++] = ks->current;
-	if (ks->previous != NULL)
-		keys[n++] = ks->previous;
 	rc = vep_support_build(keys, n, PATH_SIGNIN_AUTHENTICATE, PATH_SIGNIN_PROVISION, &text);
 	if (rc != 0)
 		goto out;
@@ -183,10 +180,16 @@ domain_load_keys(struct domain *d)
 
 	if ((rc = vep_keydir_load(d->cfg->key_dir, &ks)) != 0)
 		return rc;
-	if ((rc = key_selftest(ks.current)) != 0 ||
-	    (ks.previous != NULL && (rc = key_selftest(ks.previous)) != 0)) {
-		vep_keyset_clear(&ks);
-		return rc;
+	{
+		const vep_key *keys[VEP_KEYSET_MAX];
+		size_t n = vep_keyset_published(&ks, keys);
+
+		for (size_t i = 0; i < n; i++) {
+			if ((rc = key_selftest(keys[i])) != 0) {
+				vep_keyset_clear(&ks);
+				return rc;
+			}
+		}
 	}
 	if ((rc = build_key_docs(&ks, &support, &pk)) != 0) {
 		vep_keyset_clear(&ks);

@@ -40,7 +40,7 @@ kt_cmd_certify(const struct kt_cmd *self, int argc, char **argv)
 	};
 	const char *keyfile = NULL, *dir = NULL, *email_arg = NULL, *pubfile = NULL;
 	const char *issuer_arg = NULL, *duration_arg = NULL;
-	struct vep_keyset ks = { NULL, NULL };
+	struct vep_keyset ks = { 0 };
 	struct vep_cert_params p;
 	vep_key *dkey = NULL, *ukey = NULL;
 	const vep_key *signer;

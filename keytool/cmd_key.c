@@ -133,7 +133,7 @@ kt_cmd_pubkey(const struct kt_cmd *self, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct vep_keyset ks = { NULL, NULL };
+	struct vep_keyset ks = { 0 };
 	const char *dir = NULL;
 	vep_key *k = NULL;
 	const vep_key *use;
@@ -199,7 +199,7 @@ kt_print_key(const char *role, const vep_key *k)
 int
 kt_cmd_init(const struct kt_cmd *self, int argc, char **argv)
 {
-	struct vep_keyset ks = { NULL, NULL };
+	struct vep_keyset ks = { 0 };
 	const char *dir;
 	int r, created = 0, rc;
 
@@ -226,7 +226,7 @@ out:
 int
 kt_cmd_rotate(const struct kt_cmd *self, int argc, char **argv)
 {
-	struct vep_keyset ks = { NULL, NULL };
+	struct vep_keyset ks = { 0 };
 	const char *dir;
 	char fp[65];
 	int r, rc;
@@ -263,9 +263,37 @@ out:
 }
 
 int
+kt_cmd_prepare(const struct kt_cmd *self, int argc, char **argv)
+{
+	struct vep_keyset ks = { 0 };
+	const char *dir;
+	int r, rc;
+
+	if ((r = kt_dir_args(self, argc, argv, &dir)) != 0)
+		return r < 0 ? KT_EXIT_OK : r;
+	if (kt_load_dir(dir, &ks) != 0)
+		return KT_EXIT_USAGE;
+	vep_keyset_clear(&ks);
+	if ((r = vep_keydir_prepare(dir)) != 0) {
+		kt_err("%s: %s", dir, r == VEP_ERR_EXISTS ?
+		    "there is a next key already (rotate to switch to it)" : vep_strerror(r));
+		return KT_EXIT_USAGE;
+	}
+	if (kt_load_dir(dir, &ks) != 0)
+		return KT_EXIT_USAGE;
+	rc = KT_EXIT_USAGE;
+	if (ks.next != NULL) {
+		kt_print_key("next", ks.next);
+		rc = KT_EXIT_OK;
+	}
+	vep_keyset_clear(&ks);
+	return rc;
+}
+
+int
 kt_cmd_retire(const struct kt_cmd *self, int argc, char **argv)
 {
-	struct vep_keyset ks = { NULL, NULL };
+	struct vep_keyset ks = { 0 };
 	const char *dir;
 	int r, rc;
 
@@ -295,7 +323,7 @@ out:
 int
 kt_cmd_keys(const struct kt_cmd *self, int argc, char **argv)
 {
-	struct vep_keyset ks = { NULL, NULL };
+	struct vep_keyset ks = { 0 };
 	const char *dir;
 	int r;
 
@@ -304,6 +332,8 @@ kt_cmd_keys(const struct kt_cmd *self, int argc, char **argv)
 	if (kt_load_dir(dir, &ks) != 0)
 		return KT_EXIT_USAGE;
 	kt_print_key("current", ks.current);
+	if (ks.next != NULL)
+		kt_print_key("next", ks.next);
 	if (ks.previous != NULL)
 		kt_print_key("previous", ks.previous);
 	vep_keyset_clear(&ks);

@@ -74,8 +74,8 @@ kt_cmd_support_doc(const struct kt_cmd *self, int argc, char **argv)
 	};
 	const char *dir = NULL, *delegate = NULL;
 	const char *auth = KT_DEFAULT_AUTHENTICATION, *prov = KT_DEFAULT_PROVISIONING;
-	struct vep_keyset ks = { NULL, NULL };
-	const vep_key *keys[2];
+	struct vep_keyset ks = { 0 };
+	const vep_key *keys[VEP_KEYSET_MAX];
 	char *doc = NULL;
 	int c, disabled = 0, modes, r, rc;
 
@@ -115,9 +115,7 @@ kt_cmd_support_doc(const struct kt_cmd *self, int argc, char **argv)
 			rc = KT_EXIT_USAGE;
 			goto out;
 		}
-		keys[0] = ks.current;
-		keys[1] = ks.previous;
-		r = vep_support_build(keys, ks.previous != NULL ? 2 : 1, auth, prov, &doc);
+		r = vep_support_build(keys, vep_keyset_published(&ks, keys), auth, prov, &doc);
 	}
 	if (r != 0) {
 		kt_err("cannot build the document: %s", vep_strerror(r));

@@ -52,6 +52,7 @@ int kt_cmd_genkey(const struct kt_cmd *, int, char **);
 int kt_cmd_pubkey(const struct kt_cmd *, int, char **);
 int kt_cmd_init(const struct kt_cmd *, int, char **);
 int kt_cmd_rotate(const struct kt_cmd *, int, char **);
+int kt_cmd_prepare(const struct kt_cmd *, int, char **);
 int kt_cmd_retire(const struct kt_cmd *, int, char **);
 int kt_cmd_keys(const struct kt_cmd *, int, char **);
 int kt_cmd_support_doc(const struct kt_cmd *, int, char **);

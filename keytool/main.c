@@ -25,11 +25,16 @@ static const struct kt_cmd kt_cmds[] = {
 	{ "init", kt_cmd_init, "--dir DIR",
 	  "Creates DIR (0700) and a current key if it has none; prints the\n"
 	  "current key's fingerprint. Leaves existing keys alone.\n" },
+	{ "prepare", kt_cmd_prepare, "--dir DIR",
+	  "Generates the next key (next.pem): published in \"keys\" but not yet\n"
+	  "signing, so verifiers that cache the support document know it before\n"
+	  "it signs. Reload the authority, wait at least max_age, then rotate.\n" },
 	{ "rotate", kt_cmd_rotate, "--dir DIR",
 	  "Makes the current key the previous one (retiring the older previous)\n"
-	  "and generates a new current key; prints its fingerprint. Certificates\n"
-	  "signed with the old key keep verifying while it is published as\n"
-	  "previous; restart or reload the authority afterwards.\n" },
+	  "and the next key current (a new one is generated when there is no\n"
+	  "next key); prints its fingerprint. Certificates signed with the old\n"
+	  "key keep verifying while it is published as previous; reload the\n"
+	  "authority afterwards.\n" },
 	{ "retire", kt_cmd_retire, "--dir DIR",
 	  "Removes the previous key (once no certificate signed with it can still\n"
 	  "be in use: the certificate lifetime after the last rotation).\n" },
@@ -39,7 +44,7 @@ static const struct kt_cmd kt_cmds[] = {
 	  "(--dir DIR [--authentication PATH] [--provisioning PATH] | --delegate HOST | --disabled)",
 	  "Prints the support document the authority serves at\n"
 	  "/.well-known/browserid: the current key as \"public-key\", current and\n"
-	  "previous keys as \"keys\", and the IdP page paths (defaults\n"
+	  "next and previous keys as \"keys\", and the IdP page paths (defaults\n"
 	  "/sign-in/authenticate and /sign-in/provision). --delegate HOST prints\n"
 	  "a delegation to HOST; --disabled an opt-out.\n" },
 	{ "certify", kt_cmd_certify,

@@ -151,13 +151,14 @@ int
 vep_keydir_load(const char *dir, struct vep_keyset *out)
 {
 	char path[KEYDIR_PATH_MAX];
-	struct vep_keyset ks = { NULL, NULL };
+	struct vep_keyset ks = { 0 };
 	int r;
 
 	if (out == NULL)
 		return VEP_ERR_ARG;
 	out->current = NULL;
 	out->previous = NULL;
+	out->next = NULL;
 	if (dir == NULL) {
 		r = VEP_ERR_ARG;
 		goto out;
@@ -186,9 +187,22 @@ vep_keydir_load(const char *dir, struct vep_keyset *out)
 			ks.previous = NULL;
 		}
 	}
+	if ((r = keydir_path(dir, VEP_KEYDIR_NEXT, path)) != 0)
+		goto out;
+	if ((r = keydir_exists(path)) < 0)
+		goto out;
+	if (r == 1) {
+		if ((r = vep_key_load_private(path, &ks.next)) != 0)
+			goto out;
+		if (vep_key_public_equal(ks.current, ks.next)) {
+			vep_key_free(ks.next);
+			ks.next = NULL;
+		}
+	}
 	*out = ks;
 	ks.current = NULL;
 	ks.previous = NULL;
+	ks.next = NULL;
 	r = 0;
 out:
 	vep_keyset_clear(&ks);
@@ -248,10 +262,42 @@ out:
 }
 
 int
+vep_keydir_prepare(const char *dir)
+{
+	char next[KEYDIR_PATH_MAX], tmp[KEYDIR_PATH_MAX];
+	int dfd = -1, r;
+
+	if (dir == NULL)
+		return VEP_ERR_ARG;
+	if ((r = keydir_path(dir, VEP_KEYDIR_NEXT, next)) != 0)
+		goto out;
+	if ((r = keydir_lock(dir, &dfd)) != 0)
+		goto out;
+	if ((r = keydir_exists(next)) < 0)
+		goto out;
+	if (r == 1) {
+		r = VEP_ERR_EXISTS;
+		goto out;
+	}
+	if ((r = keydir_write_new(dir, tmp)) != 0)
+		goto out;
+	if (rename(tmp, next) != 0) {
+		(void)unlink(tmp);
+		r = VEP_ERR_IO;
+		goto out;
+	}
+	r = keydir_sync(dfd);
+out:
+	keydir_unlock(dfd);
+	return r;
+}
+
+int
 vep_keydir_rotate(const char *dir)
 {
-	char cur[KEYDIR_PATH_MAX], prev[KEYDIR_PATH_MAX];
+	char cur[KEYDIR_PATH_MAX], prev[KEYDIR_PATH_MAX], next[KEYDIR_PATH_MAX];
 	char tmp[KEYDIR_PATH_MAX], ptmp[KEYDIR_PATH_MAX];
+	vep_key *nk = NULL;
 	vep_key *old = NULL;
 	int dfd = -1, r;
 
@@ -259,6 +305,7 @@ vep_keydir_rotate(const char *dir)
 		return VEP_ERR_ARG;
 	if ((r = keydir_path(dir, VEP_KEYDIR_CURRENT, cur)) != 0 ||
 	    (r = keydir_path(dir, VEP_KEYDIR_PREVIOUS, prev)) != 0 ||
+	    (r = keydir_path(dir, VEP_KEYDIR_NEXT, next)) != 0 ||
 	    (r = keydir_path(dir, KEYDIR_PREV_TMP, ptmp)) != 0)
 		goto out;
 	if ((r = keydir_lock(dir, &dfd)) != 0)
@@ -273,7 +320,16 @@ vep_keydir_rotate(const char *dir)
 	}
 	if ((r = vep_key_load_private(cur, &old)) != 0)
 		goto out;
-	if ((r = keydir_write_new(dir, tmp)) != 0)
+	/* The new current: the published next key when there is one (it must
+	 * load too), else a fresh one. */
+	if ((r = keydir_exists(next)) < 0)
+		goto out;
+	if (r == 1) {
+		if ((r = vep_key_load_private(next, &nk)) != 0)
+			goto out;
+		if ((r = keydir_path(dir, VEP_KEYDIR_NEXT, tmp)) != 0)
+			goto out;
+	} else if ((r = keydir_write_new(dir, tmp)) != 0)
 		goto out;
 	if ((r = keydir_sync(dfd)) != 0)
 		goto out;
@@ -299,6 +355,7 @@ vep_keydir_rotate(const char *dir)
 	r = keydir_sync(dfd);
 out:
 	vep_key_free(old);
+	vep_key_free(nk);
 	keydir_unlock(dfd);
 	return r;
 }
@@ -330,6 +387,21 @@ vep_keyset_clear(struct vep_keyset *ks)
 		return;
 	vep_key_free(ks->current);
 	vep_key_free(ks->previous);
+	vep_key_free(ks->next);
 	ks->current = NULL;
 	ks->previous = NULL;
+	ks->next = NULL;
+}
+
+size_t
+vep_keyset_published(const struct vep_keyset *ks, const vep_key *out[VEP_KEYSET_MAX])
+{
+	size_t n = 0;
+
+	out[n++] = ks->current;
+	if (ks->next != NULL)
+		out[n++] = ks->next;
+	if (ks->previous != NULL)
+		out[n++] = ks->previous;
+	return n;
 }

@@ -3,9 +3,12 @@
  * authority so both agree on one layout:
  *
  *   DIR/current.pem    the signing key (required), mode 0600
+ *   DIR/next.pem       the key the next rotation will switch to (optional),
+ *                      published ahead so that verifiers holding a cached
+ *                      support document already know it, 0600
  *   DIR/previous.pem   the key before the last rotation (optional), 0600
  *
- * Both are published in the support document ("keys"); only current signs.
+ * All are published in the support document ("keys"); only current signs.
  * Rotation keeps every step atomic (new key written to a temporary file,
  * fsynced, then renamed; the directory fsynced), so a crash leaves either the
  * old or the new pair, never a missing current key.
@@ -17,11 +20,21 @@
 
 #define VEP_KEYDIR_CURRENT "current.pem"
 #define VEP_KEYDIR_PREVIOUS "previous.pem"
+#define VEP_KEYDIR_NEXT "next.pem"
+
+/* Most keys a key directory publishes: current, next, previous. */
+#define VEP_KEYSET_MAX 3
 
 struct vep_keyset {
 	vep_key *current;   /* owned, with private half */
 	vep_key *previous;  /* owned, may be NULL */
+	vep_key *next;      /* owned, may be NULL */
 };
+
+/* The keys to publish, current first (the support document's
+ * "public-key"), then next and previous when present. Returns how many
+ * (1 to VEP_KEYSET_MAX) were written to out; borrowed from ks. */
+size_t vep_keyset_published(const struct vep_keyset *ks, const vep_key *out[VEP_KEYSET_MAX]);
 
 /* Loads DIR's keys (permission rules of vep_key_load_private apply to
  * each). out is cleared on entry; on error nothing is left allocated. */
@@ -32,13 +45,18 @@ int vep_keydir_load(const char *dir, struct vep_keyset *out);
  * was generated (created may be NULL). */
 int vep_keydir_ensure(const char *dir, int *created);
 
-/* current -> previous (an older previous is retired), new current. */
+/* Generates next.pem, to be published before it signs. Returns
+ * VEP_ERR_EXISTS when there is one already. */
+int vep_keydir_prepare(const char *dir);
+
+/* current -> previous (an older previous is retired); next -> current when
+ * there is a next key, else a newly generated current. */
 int vep_keydir_rotate(const char *dir);
 
 /* Removes previous.pem (no error when there is none). */
 int vep_keydir_retire(const char *dir);
 
-/* Frees both keys and clears the set. NULL-safe. */
+/* Frees every key and clears the set. NULL-safe. */
 void vep_keyset_clear(struct vep_keyset *ks);
 
 #endif

@@ -62,7 +62,7 @@ static void
 test_ensure_creates_once(void)
 {
 	char dir[PATH_MAX], cur[PATH_MAX];
-	struct vep_keyset a = { NULL, NULL }, b = { NULL, NULL };
+	struct vep_keyset a = { 0 }, b = { 0 };
 	int created = -1;
 
 	fresh_dir(dir, sizeof dir, "ensure");
@@ -93,7 +93,7 @@ static void
 test_rotate_and_retire(void)
 {
 	char dir[PATH_MAX], prev[PATH_MAX], cur[PATH_MAX];
-	struct vep_keyset k0 = { NULL, NULL }, k1 = { NULL, NULL }, k2 = { NULL, NULL };
+	struct vep_keyset k0 = { 0 }, k1 = { 0 }, k2 = { 0 };
 
 	fresh_dir(dir, sizeof dir, "rotate");
 	ASSERT_EQ(vep_keydir_ensure(dir, NULL), 0);
@@ -136,11 +136,50 @@ test_rotate_and_retire(void)
 	vep_keyset_clear(&k2);
 }
 
+/* The three-step rotation: prepare publishes next, rotate switches to it. */
+static void
+test_prepare_then_rotate(void)
+{
+	char dir[PATH_MAX], next[PATH_MAX];
+	struct vep_keyset k0 = { 0 }, k1 = { 0 }, k2 = { 0 };
+	const vep_key *pub[VEP_KEYSET_MAX];
+
+	fresh_dir(dir, sizeof dir, "prepare");
+	ASSERT_EQ(vep_keydir_ensure(dir, NULL), 0);
+	ASSERT_EQ(vep_keydir_load(dir, &k0), 0);
+	ASSERT_TRUE(k0.next == NULL);
+	ASSERT_EQ(vep_keyset_published(&k0, pub), 1);
+
+	ASSERT_EQ(vep_keydir_prepare(dir), 0);
+	ASSERT_EQ(vep_keydir_prepare(dir), VEP_ERR_EXISTS);
+	path_in(next, sizeof next, dir, VEP_KEYDIR_NEXT);
+	ASSERT_EQ(file_mode(next), 0600);
+	ASSERT_EQ(vep_keydir_load(dir, &k1), 0);
+	ASSERT_TRUE(k1.next != NULL);
+	ASSERT_TRUE(vep_key_public_equal(k1.current, k0.current));
+	ASSERT_TRUE(!vep_key_public_equal(k1.next, k0.current));
+	/* Published: current first (the "public-key"), then next. */
+	ASSERT_EQ(vep_keyset_published(&k1, pub), 2);
+	ASSERT_TRUE(pub[0] == k1.current && pub[1] == k1.next);
+
+	ASSERT_EQ(vep_keydir_rotate(dir), 0);
+	ASSERT_EQ(access(next, F_OK), -1);
+	ASSERT_EQ(vep_keydir_load(dir, &k2), 0);
+	ASSERT_TRUE(vep_key_public_equal(k2.current, k1.next));
+	ASSERT_TRUE(vep_key_public_equal(k2.previous, k0.current));
+	ASSERT_TRUE(k2.next == NULL);
+	ASSERT_EQ(vep_keyset_published(&k2, pub), 2);
+	ASSERT_TRUE(pub[0] == k2.current && pub[1] == k2.previous);
+	vep_keyset_clear(&k0);
+	vep_keyset_clear(&k1);
+	vep_keyset_clear(&k2);
+}
+
 static void
 test_crash_leftovers(void)
 {
 	char dir[PATH_MAX], p[PATH_MAX], cur[PATH_MAX], prev[PATH_MAX];
-	struct vep_keyset k0 = { NULL, NULL }, k1 = { NULL, NULL };
+	struct vep_keyset k0 = { 0 }, k1 = { 0 };
 
 	fresh_dir(dir, sizeof dir, "crash");
 	ASSERT_EQ(vep_keydir_ensure(dir, NULL), 0);
@@ -176,7 +215,7 @@ static void
 test_permissions(void)
 {
 	char dir[PATH_MAX], cur[PATH_MAX], prev[PATH_MAX];
-	struct vep_keyset ks = { NULL, NULL };
+	struct vep_keyset ks = { 0 };
 
 	fresh_dir(dir, sizeof dir, "perm");
 	ASSERT_EQ(vep_keydir_ensure(dir, NULL), 0);
@@ -212,7 +251,7 @@ static void
 test_missing_and_errors(void)
 {
 	char dir[PATH_MAX], file[PATH_MAX];
-	struct vep_keyset ks = { NULL, NULL };
+	struct vep_keyset ks = { 0 };
 
 	fresh_dir(dir, sizeof dir, "empty");
 	ASSERT_EQ(mkdir(dir, 0700), 0);
@@ -250,7 +289,7 @@ static void
 test_path_limit(void)
 {
 	char *dir;
-	struct vep_keyset ks = { NULL, NULL };
+	struct vep_keyset ks = { 0 };
 	size_t n = PATH_MAX - 4; /* fits alone, not with "/current.pem" */
 
 	dir = malloc(n + 1);
@@ -284,6 +323,7 @@ main(void)
 	}
 	RUN(test_ensure_creates_once);
 	RUN(test_rotate_and_retire);
+	RUN(test_prepare_then_rotate);
 	RUN(test_crash_leftovers);
 	RUN(test_permissions);
 	RUN(test_missing_and_errors);
