@@ -74,6 +74,11 @@ static const struct config_key config_keys[] = {
 	  G(max_connections), 0,
 	  "open client connections; beyond it a new one gets 503 and is closed; 0 = the "
 	  "descriptor limit minus a reserve" },
+	{ "tls_cert", SCOPE_GLOBAL, set_path, NULL, 0, 0, G(tls_cert), 0,
+	  "PEM certificate chain (leaf first) for native HTTPS on listen; with tls_key; "
+	  "reloaded on SIGHUP" },
+	{ "tls_key", SCOPE_GLOBAL, set_path, NULL, 0, 0, G(tls_key), 0,
+	  "PEM private key of tls_cert, mode 0600" },
 	{ "workers", SCOPE_GLOBAL, set_int, "0", 0, LIMIT_WORKERS_MAX, G(workers), 0,
 	  "event loops serving requests, each in its own thread; 0 = one per online CPU" },
 	{ "log_level", SCOPE_GLOBAL, set_loglevel, "info", 0, 0, G(log_level), 0,
@@ -419,6 +424,8 @@ config_free(struct config *cfg)
 	free(cfg->state_dir);
 	free(cfg->pam_service);
 	free(cfg->shim_origin);
+	free(cfg->tls_cert);
+	free(cfg->tls_key);
 	free(cfg);
 }
 

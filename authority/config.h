@@ -53,6 +53,8 @@ struct config {
 	char *shim_origin;          /* origin of the legacy user agent's shim scripts */
 	long db_max_mib;            /* database file cap in MiB; 0 = none */
 	char *pam_service;          /* PAM service name */
+	char *tls_cert;             /* PEM chain for native HTTPS, or NULL (plain HTTP) */
+	char *tls_key;              /* its PEM key (mode 0600), or NULL */
 	long pam_timeout_s;         /* per attempt, then the worker is killed */
 	long pam_workers;           /* concurrent PAM attempts */
 	long pam_min_uid;           /* lowest UID that signs in; 0 = no check */

@@ -20,6 +20,8 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <openssl/ssl.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/listener.h>
@@ -72,6 +74,8 @@ struct conn {
 	unsigned inflight;        /* requests handed to handlers, not yet ended */
 	unsigned refs;            /* the connection itself + inflight */
 	const char *refusal;      /* why its request is refused, or NULL */
+	int tls;                  /* 1: an OpenSSL bufferevent */
+	int doomed;               /* 1: close at attach (no TLS state could be made) */
 };
 
 struct conn_set {
@@ -240,11 +244,14 @@ static void on_attach(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	evhttp_connection_set_closecb(c->evcon, on_close, c);
-	if (set->count > set->lim.max_conns || by_fd_put(set, c->fd, c) != VEP_OK) {
-		ssize_t w = send(c->fd, conn_busy_reply, sizeof(conn_busy_reply) - 1,
-		    MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (c->doomed || set->count > set->lim.max_conns ||
+	    by_fd_put(set, c->fd, c) != VEP_OK) {
+		if (!c->tls && !c->doomed) {
+			ssize_t w = send(c->fd, conn_busy_reply, sizeof(conn_busy_reply) - 1,
+			    MSG_DONTWAIT | MSG_NOSIGNAL);
 
-		(void)w; /* best effort: the close is the answer that matters */
+			(void)w; /* best effort: the close is the answer that matters */
+		}
 		log_debug(set->log, "refusing a connection: %zu open, max_connections reached",
 		    set->count - 1);
 		evhttp_connection_free(c->evcon);  /* calls on_close */
@@ -257,14 +264,34 @@ static void on_attach(evutil_socket_t fd, short what, void *arg)
 static struct bufferevent *make_bev(struct event_base *base, void *arg)
 {
 	struct conn_set *set = arg;
-	struct bufferevent *bev;
+	struct bufferevent *bev = NULL;
+	SSL_CTX *ctx = NULL;
+	SSL *ssl = NULL;
 	struct conn *c;
+	int doomed = 0;
 
-	bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	if (set->lim.tls_ctx != NULL) {
+		if ((ctx = set->lim.tls_ctx(set->lim.tls_arg)) != NULL && (ssl = SSL_new(ctx)) != NULL &&
+		    (bev = bufferevent_openssl_socket_new(base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING,
+		    BEV_OPT_CLOSE_ON_FREE)) != NULL)
+			/* Clients that close without close_notify are ordinary. */
+			bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+		else if (ssl != NULL && bev == NULL)
+			SSL_free(ssl);
+		if (bev == NULL)
+			doomed = 1;  /* never plain text on the TLS port */
+	}
+	if (bev == NULL)
+		bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
 	if (bev == NULL)
 		return NULL;
+	/* Out of memory for our record: served untracked (a TLS bufferevent
+	 * stays TLS; only if the TLS state also failed can a connection on the
+	 * HTTPS port get plain HTTP). */
 	if ((c = calloc(1, sizeof(*c))) == NULL)
-		return bev;  /* served, untracked */
+		return bev;
+	c->tls = set->lim.tls_ctx != NULL && !doomed;
+	c->doomed = doomed;
 	c->fd = -1;
 	c->refs = 1;
 	c->state = CONN_READING;

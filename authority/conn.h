@@ -19,6 +19,9 @@
  *     libevent silently joins it to the previous header, which makes the
  *     request mean something else to a proxy in front of us; the request is
  *     refused (conn_refusal) instead.
+ *   - TLS (lim->tls_ctx): the bufferevent is an OpenSSL one, accepting; a
+ *     connection whose TLS state cannot be made is closed, never served in
+ *     plain text.
  *   - running out of descriptors: accept() failing with EMFILE/ENFILE
  *     pauses the listener for CONN_ACCEPT_PAUSE_MS instead of spinning on
  *     the still-readable socket.
@@ -49,6 +52,11 @@ struct conn_limits {
 	long header_ms;        /* first byte (or accept) to end of headers */
 	long body_ms;          /* end of headers to end of body */
 	size_t max_conns;      /* open connections of this listener */
+	/* For native HTTPS: the context for a new connection (looked up per
+	 * accept, so a reload's new certificate serves the next connection),
+	 * NULL for plain HTTP. The handshake runs under the header deadline. */
+	struct ssl_ctx_st *(*tls_ctx)(void *arg);
+	void *tls_arg;
 };
 
 /* Tracks every connection http accepts from now on, on base. lg is

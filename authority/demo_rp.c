@@ -151,7 +151,7 @@ handle(struct req *r)
 int
 demo_rp_start(struct authority *a, const char *listen, char *err, size_t errlen)
 {
-	int rc = server_listen(a->loops[0], listen, handle, &a->demo_rp);
+	int rc = server_listen(a->loops[0], listen, 0, handle, &a->demo_rp);
 
 	if (rc != 0) {
 		snprintf(err, errlen, "demo relying party: cannot listen on %s", listen);

@@ -21,6 +21,7 @@
 #include <jansson.h>
 #include "paths.h"
 #include "support.h"
+#include "tls.h"
 
 static void
 doc_clear(struct doc *doc)
@@ -259,6 +260,17 @@ domain_set_load(const struct config *cfg, struct domain_set **out, char *err, si
 			goto out;
 		}
 	}
+	if ((cfg->tls_cert == NULL) != (cfg->tls_key == NULL)) {
+		snprintf(err, errlen, "%s: keys 'tls_cert' and 'tls_key': set both or neither",
+		    cfg->path != NULL ? cfg->path : "(built in)");
+		rc = VEP_ERR_INVALID;
+		goto out;
+	}
+	if (cfg->tls_cert != NULL &&
+	    (rc = tls_ctx_new(cfg->tls_cert, cfg->tls_key, &set->tls, msg, sizeof(msg))) != 0) {
+		snprintf(err, errlen, "%s: %s", cfg->path != NULL ? cfg->path : "(built in)", msg);
+		goto out;
+	}
 	*out = set;
 	set = NULL;
 	rc = VEP_OK;
@@ -293,6 +305,8 @@ domain_set_free(struct domain_set *set)
 		return;
 	for (i = 0; i < set->n; i++)
 		domain_clear(&set->v[i]);
+	/* Connections still open keep their own reference. */
+	SSL_CTX_free(set->tls);
 	free(set->v);
 	free(set);
 }

@@ -42,9 +42,11 @@ struct domain {
 struct domain_set {
 	struct domain *v;   /* owned, in configuration order; v[0] is the default */
 	size_t n;
+	struct ssl_ctx_st *tls; /* owned: native HTTPS context (tls.h), NULL for HTTP */
 };
 
-/* Loads every configured domain's keys and builds its documents. On error
+/* Loads every configured domain's keys and builds its documents, and the
+ * TLS context when tls_cert and tls_key are set (both or neither). On error
  * returns the first failure (VEP_ERR_* of vep_keydir_load, e.g. VEP_ERR_PERM
  * or VEP_ERR_IO) with a message "FILE:LINE: [domain D] key_dir 'DIR': reason"
  * in err, and *out NULL. cfg must outlive the set. */

@@ -127,7 +127,8 @@ loop_new(struct authority *a, size_t index, const char *listen, struct loop **ou
 			goto fail;
 		}
 	}
-	if ((rc = server_listen(l, listen, router_dispatch, &l->server)) != 0) {
+	if ((rc = server_listen(l, listen, authority_domains(a)->tls != NULL, router_dispatch,
+	    &l->server)) != 0) {
 		snprintf(err, errlen, "cannot listen on %s", listen);
 		goto fail;
 	}

@@ -285,6 +285,8 @@ on_reload(evutil_socket_t sig, short what, void *arg)
 	}
 	for (i = 0; i < next->n; i++)
 		log_info(&a->log, "reload %s: keys loaded", next->v[i].cfg->name);
+	if (next->tls != NULL)
+		log_info(&a->log, "reload: TLS certificate loaded for new connections");
 }
 
 /* What each signal does: stop cleanly, or reload keys after a rotation. */
@@ -432,10 +434,11 @@ main(int argc, char **argv)
 		}
 	}
 	/* The one line scripts and tests wait for: the real bound port. */
-	printf("listening on http://%s\n", server_address(a.loops[0]->server));
+	printf("listening on %s://%s\n", domains->tls != NULL ? "https" : "http",
+	    server_address(a.loops[0]->server));
 	fflush(stdout);
-	log_info(&a.log, "listening on http://%s (%zu domain%s, %zu event loop%s)",
-	    server_address(a.loops[0]->server), domains->n, domains->n == 1 ? "" : "s",
+	log_info(&a.log, "listening on %s://%s (%zu domain%s, %zu event loop%s)",
+	    domains->tls != NULL ? "https" : "http", server_address(a.loops[0]->server), domains->n, domains->n == 1 ? "" : "s",
 	    a.nloops, a.nloops == 1 ? "" : "s");
 	if (a.demo && demo_start(&a) != 0)
 		goto out;

@@ -16,12 +16,14 @@
 #include <strings.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <jansson.h>
 
 #include "authority.h"
 #include "conn.h"
+#include "tls.h"
 #include "err.h"
 #include "etag.h"
 #include "authority_limits.h"
@@ -321,6 +323,15 @@ req_header(const struct req *r, const char *name)
 	return evhttp_find_header(evhttp_request_get_input_headers(r->ev), name);
 }
 
+int
+req_is_tls(const struct req *r)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(r->ev);
+	struct bufferevent *bev = evcon != NULL ? evhttp_connection_get_bufferevent(evcon) : NULL;
+
+	return bev != NULL && bufferevent_openssl_get_ssl(bev) != NULL;
+}
+
 const char *
 req_framing_problem(const struct req *r)
 {
@@ -447,6 +458,8 @@ req_reply(struct req *r, int status, const char *ctype, const char *body, size_t
 	}
 	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
 	evhttp_add_header(h, "Referrer-Policy", "no-referrer");
+	if (req_is_tls(r))
+		evhttp_add_header(h, "Strict-Transport-Security", TLS_HSTS);
 	if (evhttp_find_header(h, "Content-Security-Policy") == NULL)
 		evhttp_add_header(h, "Content-Security-Policy", default_csp);
 	if (flags & REQ_F_CACHE) {

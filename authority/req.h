@@ -108,6 +108,9 @@ struct req {
  * after answering 500 itself. */
 struct req *req_new(struct loop *l, struct evhttp_request *ev);
 
+/* 1 when the request came over native HTTPS (tls_cert), else 0. */
+int req_is_tls(const struct req *r);
+
 /* Why the request's framing is ambiguous (a fixed public text), or NULL:
  * Transfer-Encoding together with Content-Length, more than one
  * Content-Length or Transfer-Encoding, or a Transfer-Encoding other than
@@ -145,7 +148,8 @@ int req_add_header(struct req *r, const char *name, const char *value);
 
 /* Answers with status, content type and len bytes of body (copied), the
  * security headers (X-Content-Type-Options, Referrer-Policy, a default CSP
- * "default-src 'none'; frame-ancestors 'none'"), Content-Length (also for
+ * "default-src 'none'; frame-ancestors 'none'"; Strict-Transport-Security
+ * over HTTPS), Content-Length (also for
  * HEAD, which gets no body), and Cache-Control per flags. Frees r. */
 void req_reply(struct req *r, int status, const char *ctype, const char *body,
     size_t len, unsigned flags);

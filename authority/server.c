@@ -18,10 +18,12 @@
 
 #include <event2/event.h>
 #include <event2/http.h>
+#include <openssl/ssl.h>
 
 #include "authority.h"
 #include "config.h"
 #include "conn.h"
+#include "domain.h"
 #include "err.h"
 #include "authority_limits.h"
 #include "req.h"
@@ -158,8 +160,17 @@ server_max_conns(const struct authority *a)
 	return (total + n - 1) / n;
 }
 
+/* conn.c's source of the TLS context for each new connection. */
+static SSL_CTX *
+server_tls_ctx(void *arg)
+{
+	struct authority *a = arg;
+
+	return authority_domains(a)->tls;
+}
+
 int
-server_listen(struct loop *l, const char *listen, server_handler handler,
+server_listen(struct loop *l, const char *listen, int tls, server_handler handler,
     struct server **out)
 {
 	struct authority *a = l->a;
@@ -192,6 +203,8 @@ server_listen(struct loop *l, const char *listen, server_handler handler,
 	lim.header_ms = a->cfg->header_timeout_s * 1000;
 	lim.body_ms = a->cfg->body_timeout_s * 1000;
 	lim.max_conns = server_max_conns(a);
+	lim.tls_ctx = tls ? server_tls_ctx : NULL;
+	lim.tls_arg = a;
 	if ((rc = conn_set_new(l->base, s->http, &lim, &a->log, &s->conns)) != VEP_OK)
 		goto out;
 	rc = VEP_ERR_NOMEM;

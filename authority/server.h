@@ -24,9 +24,10 @@ typedef void (*server_handler)(struct req *r);
 
 /* Binds listen ("ADDR:PORT") on loop l's base with SO_REUSEPORT (so every
  * loop can bind the same port and the kernel spreads connections) and
- * hands every request to handler. Returns 0, VEP_ERR_INVALID (bad address)
+ * hands every request to handler. tls: speak HTTPS with the current domain
+ * set's TLS context (the set must have one). Returns 0, VEP_ERR_INVALID (bad address)
  * or VEP_ERR_IO (bind failed; logged with the reason), VEP_ERR_NOMEM. */
-int server_listen(struct loop *l, const char *listen, server_handler handler,
+int server_listen(struct loop *l, const char *listen, int tls, server_handler handler,
     struct server **out);
 
 /* The bound address with the real port ("127.0.0.1:41234", "[::1]:8080"). */

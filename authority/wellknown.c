@@ -60,9 +60,10 @@ link_base(const struct req *r, const struct domain *d, char base[BASE_BUFSZ])
 		return REQ_ERR_BAD_HOST;
 	if (rc == 0 && !local && domain_set_find(authority_domains(r->a), host) == NULL)
 		return REQ_ERR_UNKNOWN_DOMAIN;
-	/* Plain http: the authority has no TLS listener of its own; behind a
-	 * TLS proxy the administrator sets public_url. */
-	snprintf(base, BASE_BUFSZ, "http://%s", rc == 0 ? hostport : d->cfg->name);
+	/* The scheme we were reached with; behind a TLS proxy the
+	 * administrator sets public_url. */
+	snprintf(base, BASE_BUFSZ, "%s://%s", req_is_tls(r) ? "https" : "http",
+	    rc == 0 ? hostport : d->cfg->name);
 	return REQ_ERR_COUNT;
 }
 

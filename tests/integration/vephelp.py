@@ -12,6 +12,7 @@ ends with sys.exit(checker.finish()): 0 pass, 1 fail, 77 skip.
 import http.client
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -125,11 +126,12 @@ class Authority:
                     continue
                 line += c
         text = line.decode().strip()
-        prefix = "listening on http://"
-        if not text.startswith(prefix):
+        m = re.match(r"^listening on (https?)://(.*)$", text)
+        if not m:
             self.kill()
             raise RuntimeError("unexpected first line %r" % text)
-        addr = text[len(prefix):]
+        self.scheme = m.group(1)
+        addr = m.group(2)
         host, _, port = addr.rpartition(":")
         return host, int(port)
 
