@@ -1,0 +1,115 @@
+"""Sign-in overload: offered three times the measured sign-in capacity,
+the authority answers the excess at once with 503 or 429 and Retry-After
+(never a timeout), keeps serving discovery, and is back to its normal
+latency within 10 s after the load stops."""
+
+import os
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import signin  # noqa: E402
+import vephelp  # noqa: E402
+
+C = vephelp.Checker("overload")
+PAM_WORKERS = 2
+
+
+def login_once(auth):
+    t = time.monotonic()
+    try:
+        r = signin.Client(auth).login("alice@example.test", "wonderland")
+        st, ra = r.status, r.header("Retry-After")
+    except OSError as e:
+        st, ra = str(e), None
+    return st, ra, time.monotonic() - t
+
+
+def closed_loop(auth, conc, secs):
+    """conc clients signing in back to back for secs: sign-ins per second."""
+    done = []
+    stop = time.monotonic() + secs
+
+    def run():
+        while time.monotonic() < stop:
+            done.append(login_once(auth))
+    ts = [threading.Thread(target=run) for _ in range(conc)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return sum(1 for st, _, _ in done if st == 200) / secs, done
+
+
+def open_loop(auth, rate, secs):
+    """Starts rate sign-ins per second for secs whatever the answers."""
+    results = []
+    lock = threading.Lock()
+    threads = []
+
+    def one():
+        res = login_once(auth)
+        with lock:
+            results.append(res)
+    start = time.monotonic()
+    n = int(rate * secs)
+    for i in range(n):
+        delay = start + i / rate - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        t = threading.Thread(target=one)
+        t.start()
+        threads.append(t)
+    for t in threads:
+        t.join()
+    return results
+
+
+def get_ms(auth):
+    t = time.monotonic()
+    st = auth.get("/.well-known/browserid").status
+    return st, (time.monotonic() - t) * 1000
+
+
+def main():
+    w = signin.World("workers = 1\npam_workers = %d\nthrottle_addr_max = 100000\n"
+                     "throttle_account_max = 1000\n" % PAM_WORKERS)
+    auth = w.start()
+    try:
+        capacity, _ = closed_loop(auth, PAM_WORKERS, 3)
+        C.check("measured sign-in capacity: %.1f/s" % capacity, capacity > 1)
+        base_login = sorted(d for _, _, d in closed_loop(auth, 1, 2)[1])
+        base_login = base_login[len(base_login) // 2]
+        res = open_loop(auth, 3 * capacity, 4)
+        ok = [r for r in res if r[0] == 200]
+        shed = [r for r in res if r[0] in (503, 429)]
+        other = [r for r in res if r[0] not in (200, 503, 429)]
+        C.check("3x capacity (%d offered): some served (%d), excess shed (%d)"
+                % (len(res), len(ok), len(shed)), ok and shed, "")
+        C.eq("3x capacity: nothing but 200, 503 or 429 (no timeouts, no resets)",
+             [r[0] for r in other][:5], [])
+        C.check("every shed answer says when to retry",
+                all(r[1] is not None and r[1].isdigit() for r in shed))
+        slow = sorted(d for _, _, d in shed)
+        C.check("shed answers are quick (p95 %.0f ms < 1000 ms)"
+                % (slow[int(len(slow) * 0.95)] * 1000 if slow else 0),
+                slow and slow[int(len(slow) * 0.95)] < 1.0)
+        # Back to normal within 10 s.
+        deadline = time.monotonic() + 10
+        normal = False
+        while time.monotonic() < deadline and not normal:
+            st, d = login_once(auth)[0], login_once(auth)[2]
+            gst, gms = get_ms(auth)
+            normal = st == 200 and d < 3 * base_login + 0.05 and gst == 200 and gms < 50
+            if not normal:
+                time.sleep(0.5)
+        C.check("latency back to normal within 10 s (sign-in median before: %.0f ms)"
+                % (base_login * 1000), normal)
+    finally:
+        C.eq("server: clean exit", auth.stop(), 0)
+    return C.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
