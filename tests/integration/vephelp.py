@@ -22,9 +22,13 @@ import sys
 import tempfile
 import time
 
-START_TIMEOUT_S = 60     # RSA key generation under ASan can be slow
-STOP_TIMEOUT_S = 20
-IO_TIMEOUT_S = 10
+# VEP_WRAPPER: a command the server runs under (tests/valgrind.sh sets it
+# to valgrind); VEP_TIME_SCALE stretches the harness's own timeouts for it.
+WRAPPER = os.environ.get("VEP_WRAPPER", "").split()
+TIME_SCALE = float(os.environ.get("VEP_TIME_SCALE", "1"))
+START_TIMEOUT_S = 60 * TIME_SCALE     # RSA key generation under ASan can be slow
+STOP_TIMEOUT_S = 20 * TIME_SCALE
+IO_TIMEOUT_S = 10 * TIME_SCALE
 SKIP = 77
 
 # Absolute now, so tests may change directory.
@@ -105,7 +109,7 @@ class Authority:
 
             def limit():
                 resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
-        self.proc = subprocess.Popen([binary()] + list(args), stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(WRAPPER + [binary()] + list(args), stdout=subprocess.PIPE,
                                      stderr=self.err, env=full_env, preexec_fn=limit)
         self.host, self.port = self._read_listening()
 
@@ -224,7 +228,7 @@ def run(args, env=None, timeout=START_TIMEOUT_S):
     """Runs the binary to completion: (exit status, stdout, stderr)."""
     full_env = dict(os.environ)
     full_env.update(env or {})
-    p = subprocess.run([binary()] + list(args), capture_output=True, env=full_env,
+    p = subprocess.run(WRAPPER + [binary()] + list(args), capture_output=True, env=full_env,
                        timeout=timeout)
     err = p.stderr.decode("utf-8", "replace")
     report = sanitizer_report(err)
@@ -238,7 +242,10 @@ def sanitizer_report(text):
     """The ASan/UBSan/LSan lines in a server's stderr ('' when clean): UBSan
     only prints and carries on, so the exit status alone would miss it."""
     marks = ("runtime error:", "AddressSanitizer", "LeakSanitizer", "UndefinedBehaviorSanitizer")
-    lines = [ln for ln in text.splitlines() if any(m in ln for m in marks)]
+    memcheck = re.compile(r"^==\d+== (Invalid |Conditional jump|Use of uninitialised|Syscall param|"
+                          r"Mismatched free|.*definitely lost in|Source and destination overlap)")
+    lines = [ln for ln in text.splitlines()
+             if any(m in ln for m in marks) or memcheck.match(ln)]
     return "\n".join(lines[:20])
 
 
