@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -301,6 +302,18 @@ static const struct {
 
 #define NSIGNALS (sizeof(signal_table) / sizeof(signal_table[0]))
 
+/* This process holds the domain keys and sees passwords in flight: no core
+ * file may ever contain them, and no process of the same user may attach
+ * to read them (ptrace, /proc/PID/mem). The PAM helper does the same. */
+static void
+protect_memory(const struct log *lg)
+{
+	struct rlimit none = { 0, 0 };
+
+	if (setrlimit(RLIMIT_CORE, &none) != 0 || prctl(PR_SET_DUMPABLE, 0) != 0)
+		log_warn(lg, "cannot disable core dumps and tracing: %s", strerror(errno));
+}
+
 /* Client connections are most of our descriptors: use all the hard limit
  * allows (systemd's LimitNOFILE, ulimit -Hn). Failing leaves the soft
  * limit, which max_connections = 0 then follows. */
@@ -382,6 +395,7 @@ main(int argc, char **argv)
 	}
 	/* A client that goes away mid-write must not kill the server. */
 	signal(SIGPIPE, SIG_IGN);
+	protect_memory(&a.log);
 	json_set_alloc_funcs(malloc, json_free_wiped);
 	status = EXIT_CONFIG;
 	if (load_config(&o, &a.cfg) != 0)
@@ -421,6 +435,9 @@ main(int argc, char **argv)
 		goto out;
 	}
 	raise_nofile(&a.log);
+	if (geteuid() != 0)
+		log_info(&a.log, "running as uid %u, not root: PAM modules that need root (pam_unix "
+		    "reading /etc/shadow) can check only this user's password", (unsigned)geteuid());
 	if (start_loops(&a, err, sizeof(err)) != 0) {
 		log_error(&a.log, "%s", err);
 		goto out;

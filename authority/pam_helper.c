@@ -541,6 +541,14 @@ static int setup(struct helper *h)
 	fcntl(h->sock, F_SETFL, O_NONBLOCK);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	/* Passwords pass through here and through every worker (which
+	 * inherits both): never in a core file, never readable by ptrace. */
+	{
+		struct rlimit none = { 0, 0 };
+
+		if (setrlimit(RLIMIT_CORE, &none) != 0 || prctl(PR_SET_DUMPABLE, 0) != 0)
+			helper_log("cannot disable core dumps and tracing: %s", strerror(errno));
+	}
 	/* The authority may be gone already (we were reparented). */
 	if (getppid() == 1)
 		return VEP_ERR_IO;
