@@ -242,7 +242,12 @@ for x in clients:
         refused += 1
 for x in clients:
     x.close()
-c.eq("max_connections = 0 under ulimit -n 256: 220 - 188 refused", refused, 220 - 188)
+if vephelp.WRAPPER:
+    # Valgrind keeps some descriptors for itself: the server sees fewer.
+    c.check("max_connections = 0 under ulimit -n 256 (wrapped): at least 220 - 188 refused",
+            220 - 188 <= refused <= 220 - 188 + 32, refused)
+else:
+    c.eq("max_connections = 0 under ulimit -n 256: 220 - 188 refused", refused, 220 - 188)
 time.sleep(0.3)
 c.eq("served afterwards", probe(a), 200)
 c.eq("exit status 0", a.stop(), 0)
