@@ -505,6 +505,17 @@ config_set(struct config *cfg, const char *source, const char *key, const char *
 	return rc;
 }
 
+int
+config_check(const struct config *cfg, const char *source, char *err, size_t errlen)
+{
+	if (cfg->session_idle_s > cfg->session_lifetime_s) {
+		snprintf(err, errlen, "%s: key 'session_idle': must not exceed session_lifetime (%ld)",
+		    source, cfg->session_lifetime_s);
+		return VEP_ERR_INVALID;
+	}
+	return VEP_OK;
+}
+
 static char *
 trim(char *s)
 {

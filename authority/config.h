@@ -90,6 +90,11 @@ int config_add_domain(struct config *cfg, const char *name, const char *key_dir)
 int config_set(struct config *cfg, const char *source, const char *key,
     const char *value, char *err, size_t errlen);
 
+/* The rules between keys (session_idle <= session_lifetime), for a
+ * configuration changed after loading (config_set); the message names
+ * source. Returns 0 or VEP_ERR_INVALID. */
+int config_check(const struct config *cfg, const char *source, char *err, size_t errlen);
+
 /* Parses "ADDR:PORT" (IPv4 dotted quad, or [IPv6]) into host (hostlen bytes,
  * without brackets) and port (0..65535; 0 picks a free port). Host names
  * are refused: the listener never depends on DNS. Returns 0 or

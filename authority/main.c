@@ -232,6 +232,9 @@ load_config(const struct options *o, struct config **cfg)
 		    err, sizeof(err));
 		free(abs);
 	}
+	/* The file's own cross-checks ran before the overrides: again. */
+	if (rc == 0 && o->nsets > 0)
+		rc = config_check(*cfg, "--set", err, sizeof(err));
 	if (rc != 0) {
 		fprintf(stderr, "vep-authority: %s\n", err);
 		config_free(*cfg);

@@ -59,6 +59,23 @@ c.eq("--check looks in /etc/pam.d without pam_wrapper: exit 2", rc, 2)
 c.check("... and says so", "/etc/pam.d" in err, err)
 
 
+# --set KEY=VALUE overrides, checked like the file, cross-checks included.
+good = cfg(GOOD)
+rc, out, err = vephelp.run(["--config", good, "--set", "workers=1", "--set", "max_age=5", "--check"])
+c.eq("--set: accepted", rc, 0)
+rc, out, err = vephelp.run(["--config", good, "--set", "nosuchkey=1", "--check"])
+c.eq("--set unknown key: exit 2", rc, 2)
+c.check("--set unknown key: named", "unknown key 'nosuchkey'" in err, err)
+rc, out, err = vephelp.run(["--config", good, "--set", "workers=many", "--check"])
+c.eq("--set bad value: exit 2", rc, 2)
+rc, out, err = vephelp.run(["--config", good, "--set", "session_idle=90000", "--check"])
+c.eq("--set session_idle over session_lifetime: exit 2", rc, 2)
+c.check("... says why", "must not exceed session_lifetime" in err, err)
+rc, out, err = vephelp.run(["--config", good, "--set", "session_idle=90000",
+                            "--set", "session_lifetime=100000", "--check"])
+c.eq("--set both, in any order: accepted", rc, 0)
+
+
 def bad(what, text, line, key, reason=None):
     path = cfg(text)
     rc, out, err = vephelp.run(["--config", path, "--check"])
