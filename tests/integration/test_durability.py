@@ -162,7 +162,9 @@ def check_kill9():
         res = integrity(w)
         if res != "ok":
             C.eq("kill %d: integrity_check" % i, res, "ok")
-    C.check("kill: certificates were issued during the bursts", len(received) > KILLS,
+    # (Under a wrapper such as Valgrind the server is TIME_SCALE times slower.)
+    C.check("kill: certificates were issued during the bursts",
+            len(received) > KILLS / vephelp.TIME_SCALE,
             len(received))
     C.eq("kill: only 200 or 503 answers", bad, [])
     C.eq("kill: integrity_check after %d kill -9" % KILLS, integrity(w), "ok")
