@@ -97,17 +97,7 @@ c.check("body one byte every 0.25 s: closed at body_timeout (+1 s)",
         t is not None and BODY_S - 0.3 <= t <= BODY_S + 1, "closed after %r s" % t)
 
 # Nothing sent at all: the first request's deadline runs from the accept.
-s = a.connect()
-s.setblocking(False)
-t = closed_after(s, b"", HEADER_S + 5) if False else None
-start = time.monotonic()
-s.settimeout(HEADER_S + 5)
-try:
-    gone = s.recv(10) == b""
-except OSError:
-    gone = True
-t = time.monotonic() - start
-s.close()
+gone, t = vephelp.wait_closed(a.connect(), HEADER_S + 5)
 c.check("a silent connection: closed at header_timeout (+1 s)",
         gone and t <= HEADER_S + 1, "after %.2f s" % t)
 

@@ -109,14 +109,7 @@ C.check("plain HTTP on the TLS port: no HTTP answer", not raw.startswith(b"HTTP/
         raw[:60])
 
 # The handshake runs under the header deadline.
-s = socket.create_connection((a.host, a.port), timeout=10)
-start = time.monotonic()
-try:
-    gone = s.recv(10) == b""
-except OSError:
-    gone = True
-t = time.monotonic() - start
-s.close()
+gone, t = vephelp.wait_closed(socket.create_connection((a.host, a.port), timeout=10), 10)
 C.check("no ClientHello: closed at header_timeout (+1 s)", gone and t <= 3, "%.2f s" % t)
 
 # SIGHUP: a broken certificate keeps the old one; a new one serves new

@@ -212,6 +212,21 @@ class Authority:
             self.proc.wait()
 
 
+def wait_closed(sock, limit):
+    """Reads from sock (sending nothing) until the server closes it or limit
+    seconds pass; returns (closed, seconds waited). Closes sock."""
+    start = time.monotonic()
+    sock.settimeout(limit)
+    try:
+        closed = sock.recv(10) == b""
+    except socket.timeout:
+        closed = False
+    except OSError:
+        closed = True
+    sock.close()
+    return closed, time.monotonic() - start
+
+
 def parse_raw_response(data):
     """Splits raw HTTP/1.x bytes into (status, headers list, body)."""
     head, _, body = data.partition(b"\r\n\r\n")
