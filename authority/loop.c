@@ -97,6 +97,25 @@ start_pam(struct loop *l, char *err, size_t errlen)
 	return rc;
 }
 
+/* An event base whose epoll backend batches interest changes per
+ * iteration: a request that enables and disables writing within one pass
+ * costs no epoll_ctl at all (bench figure 2: about 10-20% more requests
+ * per second). We never dup() a descriptor that is in the base, the one
+ * case libevent warns the changelist gets wrong. */
+static struct event_base *
+new_base(void)
+{
+	struct event_config *ec = event_config_new();
+	struct event_base *base;
+
+	if (ec == NULL)
+		return NULL;
+	event_config_set_flag(ec, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+	base = event_base_new_with_config(ec);
+	event_config_free(ec);
+	return base;
+}
+
 int
 loop_new(struct authority *a, size_t index, const char *listen, struct loop **out,
     char *err, size_t errlen)
@@ -106,7 +125,7 @@ loop_new(struct authority *a, size_t index, const char *listen, struct loop **ou
 	int rc = VEP_ERR_NOMEM;
 
 	*out = NULL;
-	if ((l = calloc(1, sizeof(*l))) == NULL || (l->base = event_base_new()) == NULL) {
+	if ((l = calloc(1, sizeof(*l))) == NULL || (l->base = new_base()) == NULL) {
 		snprintf(err, errlen, "cannot create an event loop");
 		goto fail;
 	}
