@@ -79,7 +79,6 @@ struct conn {
 };
 
 struct conn_set {
-	struct event_base *base;
 	struct conn_limits lim;
 	const struct log *log;
 	size_t count;             /* open connections */
@@ -390,7 +389,6 @@ int conn_set_new(struct event_base *base, struct evhttp *http,
 	*out = NULL;
 	if ((set = calloc(1, sizeof(*set))) == NULL)
 		return VEP_ERR_NOMEM;
-	set->base = base;
 	set->lim = *lim;
 	set->log = lg;
 	if ((set->resume = evtimer_new(base, on_resume, set)) == NULL) {
@@ -407,11 +405,6 @@ void conn_set_watch_listener(struct conn_set *set, struct evconnlistener *listen
 	set->listener = listener;
 	evconnlistener_set_error_cb(listener, on_accept_error);
 	park_resume(set);
-}
-
-size_t conn_set_count(const struct conn_set *set)
-{
-	return set->count;
 }
 
 void conn_set_free(struct conn_set *set)

@@ -67,9 +67,6 @@ int conn_set_new(struct event_base *base, struct evhttp *http,
 /* Pauses listener on descriptor exhaustion (see above). */
 void conn_set_watch_listener(struct conn_set *set, struct evconnlistener *listener);
 
-/* Open connections of set. */
-size_t conn_set_count(const struct conn_set *set);
-
 /* Frees set. Call after evhttp_free (which closes every connection);
  * connections still referenced by requests stay valid. NULL-safe. */
 void conn_set_free(struct conn_set *set);

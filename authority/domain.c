@@ -172,6 +172,20 @@ key_selftest(const vep_key *k)
 	return rc;
 }
 
+/* key_selftest for every key the set publishes. */
+static int
+keyset_selftest(const struct vep_keyset *ks)
+{
+	const vep_key *keys[VEP_KEYSET_MAX];
+	size_t i, n = vep_keyset_published(ks, keys);
+	int rc;
+
+	for (i = 0; i < n; i++)
+		if ((rc = key_selftest(keys[i])) != 0)
+			return rc;
+	return VEP_OK;
+}
+
 static int
 domain_load_keys(struct domain *d)
 {
@@ -181,16 +195,9 @@ domain_load_keys(struct domain *d)
 
 	if ((rc = vep_keydir_load(d->cfg->key_dir, &ks)) != 0)
 		return rc;
-	{
-		const vep_key *keys[VEP_KEYSET_MAX];
-		size_t n = vep_keyset_published(&ks, keys);
-
-		for (size_t i = 0; i < n; i++) {
-			if ((rc = key_selftest(keys[i])) != 0) {
-				vep_keyset_clear(&ks);
-				return rc;
-			}
-		}
+	if ((rc = keyset_selftest(&ks)) != 0) {
+		vep_keyset_clear(&ks);
+		return rc;
 	}
 	if ((rc = build_key_docs(&ks, &support, &pk)) != 0) {
 		vep_keyset_clear(&ks);

@@ -33,6 +33,7 @@
 #include "domain.h"
 #include "err.h"
 #include "log.h"
+#include "pam_client.h"
 #include "router.h"
 #include "secmem.h"
 #include "server.h"
@@ -154,11 +155,11 @@ static int
 pam_service_present(const char *service, char *where, size_t wherelen)
 {
 	static const char *const dirs[] = { "/etc/pam.d", "/usr/lib/pam.d" };
-	const char *wrapped = getenv("PAM_WRAPPER_SERVICE_DIR");
+	const char *wrapped = getenv("PAM_WRAPPER_SERVICE_DIR"), *on = getenv("PAM_WRAPPER");
 	char path[4096];
 	size_t i;
 
-	if (wrapped != NULL && getenv("PAM_WRAPPER") != NULL && strcmp(getenv("PAM_WRAPPER"), "1") == 0) {
+	if (wrapped != NULL && on != NULL && strcmp(on, "1") == 0) {
 		snprintf(where, wherelen, "%s", wrapped);
 		snprintf(path, sizeof(path), "%s/%s", wrapped, service);
 		return access(path, R_OK) == 0;
@@ -178,8 +179,8 @@ pam_service_present(const char *service, char *where, size_t wherelen)
 static int
 check_deployment(const struct config *cfg, char *err, size_t errlen)
 {
-	char where[256], exe[4096], *slash;
-	ssize_t n;
+	char where[256], *helper;
+	int rc = VEP_OK;
 
 	if (!pam_service_present(cfg->pam_service, where, sizeof(where))) {
 		snprintf(err, errlen, "%s: key 'pam_service': no PAM service '%s' in %s (libpam "
@@ -187,19 +188,14 @@ check_deployment(const struct config *cfg, char *err, size_t errlen)
 		    cfg->path != NULL ? cfg->path : "demo", cfg->pam_service, where);
 		return VEP_ERR_IO;
 	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - sizeof("vep-pam-helper") - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		if ((slash = strrchr(exe, '/')) != NULL) {
-			strcpy(slash + 1, "vep-pam-helper");
-			if (access(exe, X_OK) != 0) {
-				snprintf(err, errlen, "the PAM helper %.512s is missing or not "
-				    "executable (install it next to vep-authority)", exe);
-				return VEP_ERR_IO;
-			}
-		}
+	/* The path pam_client will run. */
+	if ((helper = pam_client_default_helper_path()) != NULL && access(helper, X_OK) != 0) {
+		snprintf(err, errlen, "the PAM helper %.512s is missing or not executable "
+		    "(install it next to vep-authority)", helper);
+		rc = VEP_ERR_IO;
 	}
-	return VEP_OK;
+	free(helper);
+	return rc;
 }
 
 /* Loads the configuration (file or demo) and applies command-line

@@ -447,7 +447,7 @@ void pam_client_config_init(struct pam_client_config *c)
 }
 
 /* "vep-pam-helper" in the directory of the running executable. */
-static char *default_helper_path(void)
+char *pam_client_default_helper_path(void)
 {
 	char exe[PAM_CLIENT_EXE_PATH_MAX];
 	ssize_t n;
@@ -514,7 +514,8 @@ int pam_client_new(struct event_base *base, const struct pam_client_config *cfg,
 	pc->backoff_ms = PAM_CLIENT_RESPAWN_MIN_MS;
 	pc->next_id = 1;
 	pc->service = strdup(cfg->service);
-	pc->helper_path = cfg->helper_path ? strdup(cfg->helper_path) : default_helper_path();
+	pc->helper_path = cfg->helper_path ? strdup(cfg->helper_path) :
+	    pam_client_default_helper_path();
 	if (pc->service == NULL || pc->helper_path == NULL)
 		goto out;
 	rc = copy_env(pc, cfg->extra_env);

@@ -68,6 +68,10 @@ struct pam_client_result {
  * not free the client. */
 typedef void (*pam_client_cb)(const struct pam_client_result *r, void *arg);
 
+/* The helper's path when none is configured: vep-pam-helper next to the
+ * running executable. New string (free()), or NULL. */
+char *pam_client_default_helper_path(void);
+
 /* Fills c with the defaults: helper next to the executable, service
  * PAMP_SERVICE_DEFAULT, PAMP_DEADLINE_MS_DEFAULT, PAMP_MAX_WORKERS_DEFAULT,
  * PAMP_MIN_UID_DEFAULT, no extra environment. */

@@ -147,6 +147,29 @@ out:
 	return r;
 }
 
+/* Loads the optional key DIR/name into *out (NULL when absent). A key equal
+ * to current is dropped: a rotation interrupted between its renames leaves
+ * the same key under two names, and it is published once. */
+static int
+keydir_load_optional(const char *dir, const char *name, const vep_key *current, vep_key **out)
+{
+	char path[KEYDIR_PATH_MAX];
+	int r;
+
+	*out = NULL;
+	if ((r = keydir_path(dir, name, path)) != 0)
+		return r;
+	if ((r = keydir_exists(path)) <= 0)
+		return r;
+	if ((r = vep_key_load_private(path, out)) != 0)
+		return r;
+	if (vep_key_public_equal(current, *out)) {
+		vep_key_free(*out);
+		*out = NULL;
+	}
+	return 0;
+}
+
 int
 vep_keydir_load(const char *dir, struct vep_keyset *out)
 {
@@ -171,34 +194,10 @@ vep_keydir_load(const char *dir, struct vep_keyset *out)
 		r = VEP_ERR_NOKEY;
 		goto out;
 	}
-	if ((r = vep_key_load_private(path, &ks.current)) != 0)
+	if ((r = vep_key_load_private(path, &ks.current)) != 0 ||
+	    (r = keydir_load_optional(dir, VEP_KEYDIR_PREVIOUS, ks.current, &ks.previous)) != 0 ||
+	    (r = keydir_load_optional(dir, VEP_KEYDIR_NEXT, ks.current, &ks.next)) != 0)
 		goto out;
-	if ((r = keydir_path(dir, VEP_KEYDIR_PREVIOUS, path)) != 0)
-		goto out;
-	if ((r = keydir_exists(path)) < 0)
-		goto out;
-	if (r == 1) {
-		if ((r = vep_key_load_private(path, &ks.previous)) != 0)
-			goto out;
-		/* A rotation interrupted between its renames leaves the same
-		 * key under both names; publish it once. */
-		if (vep_key_public_equal(ks.current, ks.previous)) {
-			vep_key_free(ks.previous);
-			ks.previous = NULL;
-		}
-	}
-	if ((r = keydir_path(dir, VEP_KEYDIR_NEXT, path)) != 0)
-		goto out;
-	if ((r = keydir_exists(path)) < 0)
-		goto out;
-	if (r == 1) {
-		if ((r = vep_key_load_private(path, &ks.next)) != 0)
-			goto out;
-		if (vep_key_public_equal(ks.current, ks.next)) {
-			vep_key_free(ks.next);
-			ks.next = NULL;
-		}
-	}
 	*out = ks;
 	ks.current = NULL;
 	ks.previous = NULL;

@@ -4,6 +4,8 @@ public_url, max_age, --listen override, --list-keys against CONFIG.md."""
 
 import os
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -74,6 +76,17 @@ c.check("... says why", "must not exceed session_lifetime" in err, err)
 rc, out, err = vephelp.run(["--config", good, "--set", "session_idle=90000",
                             "--set", "session_lifetime=100000", "--check"])
 c.eq("--set both, in any order: accepted", rc, 0)
+
+
+# --check finds a missing PAM helper (the binary alone, as a broken install).
+lone = os.path.join(tmp, "lone")
+os.mkdir(lone)
+shutil.copy(vephelp.binary(), lone)
+p = subprocess.run([os.path.join(lone, os.path.basename(vephelp.binary())), "--config",
+                    cfg(GOOD), "--check"], capture_output=True, text=True,
+                   env=dict(os.environ, PAM_WRAPPER="1", PAM_WRAPPER_SERVICE_DIR=PAMDIR))
+c.eq("--check without vep-pam-helper beside the binary: exit 2", p.returncode, 2)
+c.check("... names the missing helper", "vep-pam-helper is missing" in p.stderr, p.stderr)
 
 
 def bad(what, text, line, key, reason=None):

@@ -95,6 +95,9 @@ def main():
         # 1. Publish the next key.
         rc, out = kt("prepare", "--dir", w.keys)
         C.eq("prepare: exit 0", rc, 0)
+        rc, out = kt("prepare", "--dir", w.keys)
+        C.eq("prepare again: exit 2", rc, 2)
+        C.check("prepare again: says there is a next key", "next key already" in out, out)
         d1 = reload(auth, d0)
         doc1, _ = rp.fetch()
         C.eq("step 1: the current key still signs", d1["public-key"], d0["public-key"])
