@@ -246,17 +246,22 @@ parse_line(char *line, size_t len, struct alias *a, const char **why)
 }
 
 static int
-load_aliases(struct account_map *m, const char *path, char *err, size_t errlen)
+load_aliases(struct account_map *m, const char *path, const char *text, size_t len,
+    char *err, size_t errlen)
 {
 	char *p, *end, *eol;
 	const char *why = NULL;
 	unsigned long lineno = 0;
-	size_t len, cap = 0, i;
+	size_t cap = 0, i;
 	struct alias a;
 	int rc;
 
-	if ((rc = read_file(path, &m->text, &len, err, errlen)) != 0)
-		return rc;
+	if ((m->text = malloc(len + 1)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return VEP_ERR_NOMEM;
+	}
+	memcpy(m->text, text, len);
+	m->text[len] = '\0';
 	p = m->text;
 	end = m->text + len;
 	while (p < end) {
@@ -333,6 +338,28 @@ int
 account_map_new(const char *suffix, const char *aliases_path, struct account_map **out,
     char *err, size_t errlen)
 {
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	*out = NULL;
+	if (aliases_path != NULL && (rc = read_file(aliases_path, &text, &len, err, errlen)) != 0)
+		return rc;
+	rc = account_map_new_text(suffix, aliases_path, text, len, out, err, errlen);
+	free(text);
+	return rc;
+}
+
+int
+account_read_aliases(const char *path, char **out, size_t *outlen, char *err, size_t errlen)
+{
+	return read_file(path, out, outlen, err, errlen);
+}
+
+int
+account_map_new_text(const char *suffix, const char *aliases_path, const char *text,
+    size_t len, struct account_map **out, char *err, size_t errlen)
+{
 	struct account_map *m;
 	int rc = VEP_ERR_NOMEM;
 
@@ -367,7 +394,8 @@ account_map_new(const char *suffix, const char *aliases_path, struct account_map
 			goto out;
 		}
 	}
-	if (aliases_path != NULL && (rc = load_aliases(m, aliases_path, err, errlen)) != 0)
+	if (aliases_path != NULL &&
+	    (rc = load_aliases(m, aliases_path, text, len, err, errlen)) != 0)
 		goto out;
 	*out = m;
 	m = NULL;

@@ -64,6 +64,16 @@ struct account_map;
 int account_map_new(const char *suffix, const char *aliases_path,
     struct account_map **out, char *err, size_t errlen);
 
+/* account_map_new's two halves, for a file read by another process: the
+ * read (its checks and errors: VEP_ERR_IO, VEP_ERR_PERM, VEP_ERR_TOOBIG,
+ * VEP_ERR_INVALID for a non-regular file; *out new, free()) and the map
+ * built from the bytes read (text borrowed; aliases_path names them in
+ * messages, NULL for no table). */
+int account_read_aliases(const char *path, char **out, size_t *outlen, char *err,
+    size_t errlen);
+int account_map_new_text(const char *suffix, const char *aliases_path, const char *text,
+    size_t len, struct account_map **out, char *err, size_t errlen);
+
 /* Writes the PAM user for local (a normalised address's local part) into
  * out (outlen bytes). An alias wins; otherwise local + suffix. Returns 0,
  * VEP_ERR_PERM when the result is "root" (never signed in, whatever the

@@ -19,17 +19,26 @@
 
 #include "config.h"
 #include "domain.h"
+#include "keyring.h"
 #include "log.h"
 
 struct event;
 struct faildelay;
+struct keeper;
 struct loop;
 
 struct authority {
-	struct config *cfg;          /* owned: validated configuration */
+	/* owned: the configuration at start, for what only a restart changes
+	 * (sockets, loops, database, PAM, user); what a reload changes is read
+	 * from the domain set's (authority_cfg). */
+	struct config *cfg;
 	struct log log;              /* where diagnostics go (stderr) */
 	struct domain_set *_Atomic domains; /* owned: served domains (authority_domains) */
 	struct faildelay *faildelay; /* owned: when failed sign-ins are answered */
+	struct keeper *keeper;       /* owned: the key process (keeper.h) */
+	keyring_config_fn make_cfg;  /* how configuration text becomes a config */
+	void *make_cfg_arg;
+	int failed;                  /* a fatal event stopped the loops: exit 1 */
 	char **pam_env;              /* owned: extra PAM helper environment (demo) */
 	struct loop **loops;         /* owned: the event loops; loops[0] is the main thread's */
 	size_t nloops;
@@ -47,6 +56,14 @@ static inline struct domain_set *
 authority_domains(struct authority *a)
 {
 	return atomic_load_explicit(&a->domains, memory_order_acquire);
+}
+
+/* The configuration of the current domain set: the live one, for settings
+ * a reload changes. Same rules as authority_domains. */
+static inline const struct config *
+authority_cfg(struct authority *a)
+{
+	return authority_domains(a)->cfg;
 }
 
 /* Replaces the domain set with next (taken) and retires the old one:

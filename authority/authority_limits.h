@@ -65,6 +65,7 @@
 #define LIMIT_PAM_WORKERS_MAX 256         /* PAMP_MAX_WORKERS_MAX */
 #define LIMIT_PAM_MIN_UID_MAX 4294967294L /* (uid_t)-1 means "no user" */
 #define LIMIT_PAM_SERVICE_BYTES 64        /* PAMP_SERVICE_MAX_BYTES */
+#define LIMIT_USER_NAME_BYTES 32          /* the account named by user (useradd's limit) */
 #define LIMIT_SESSION_S_MIN 60
 #define LIMIT_SESSION_S_MAX (30L * 24 * 3600) /* DB_SESSION_LIFETIME_MAX_S */
 #define LIMIT_CERT_DURATION_S_MIN 300     /* CERT_MIN_DURATION_S */

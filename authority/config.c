@@ -79,6 +79,9 @@ static const struct config_key config_keys[] = {
 	  "reloaded on SIGHUP" },
 	{ "tls_key", SCOPE_GLOBAL, set_path, NULL, 0, 0, G(tls_key), 0,
 	  "PEM private key of tls_cert, mode 0600" },
+	{ "user", SCOPE_GLOBAL, set_name, NULL, 1, LIMIT_USER_NAME_BYTES, G(user), 0,
+	  "when started as root: the unprivileged account the network process runs as after "
+	  "binding (the domain keys stay in a separate root process); unset = no change" },
 	{ "workers", SCOPE_GLOBAL, set_int, "0", 0, LIMIT_WORKERS_MAX, G(workers), 0,
 	  "event loops serving requests, each in its own thread; 0 = one per online CPU" },
 	{ "log_level", SCOPE_GLOBAL, set_loglevel, "info", 0, 0, G(log_level), 0,
@@ -426,7 +429,58 @@ config_free(struct config *cfg)
 	free(cfg->shim_origin);
 	free(cfg->tls_cert);
 	free(cfg->tls_key);
+	free(cfg->user);
 	free(cfg);
+}
+
+/* Keys a running server cannot change: its sockets, threads, database,
+ * PAM helpers and identity are set up once at start. */
+static const char *const restart_only[] = {
+	"listen", "state_dir", "request_timeout", "header_timeout", "body_timeout",
+	"max_connections", "workers", "log_level", "db_max_mib", "pam_service", "pam_timeout",
+	"pam_workers", "pam_min_uid", "user",
+	/* Read by the database writer threads, outside any loop. */
+	"session_idle", "session_lifetime", "throttle_account_max", "throttle_account_window",
+	"throttle_addr_max", "throttle_addr_window",
+};
+
+static int
+key_differs(const struct config_key *k, const struct config *a, const struct config *b)
+{
+	const char *fa = (const char *)a + k->offset, *fb = (const char *)b + k->offset;
+
+	if (k->set == set_int || k->set == set_loglevel)
+		return *(const long *)fa != *(const long *)fb;
+	if (*(char *const *)fa == NULL || *(char *const *)fb == NULL)
+		return *(char *const *)fa != *(char *const *)fb;
+	return strcmp(*(char *const *)fa, *(char *const *)fb) != 0;
+}
+
+size_t
+config_restart_changes(const struct config *running, const struct config *next, char *names,
+    size_t nameslen)
+{
+	size_t i, n = 0;
+
+	if (nameslen > 0)
+		names[0] = '\0';
+	for (i = 0; i < sizeof(restart_only) / sizeof(restart_only[0]); i++) {
+		const struct config_key *k = find_key(restart_only[i]);
+		if (k == NULL || !key_differs(k, running, next))
+			continue;
+		n++;
+		if (nameslen > 0 && strlen(names) + strlen(k->name) + 3 < nameslen)
+			snprintf(names + strlen(names), nameslen - strlen(names), "%s%s",
+			    n > 1 ? ", " : "", k->name);
+	}
+	/* Plain HTTP to HTTPS or back changes what the sockets speak. */
+	if ((running->tls_cert == NULL) != (next->tls_cert == NULL)) {
+		n++;
+		if (nameslen > 0 && strlen(names) + 12 < nameslen)
+			snprintf(names + strlen(names), nameslen - strlen(names), "%stls_cert",
+			    n > 1 ? ", " : "");
+	}
+	return n;
 }
 
 const struct config_domain *
@@ -697,9 +751,8 @@ parse_text(struct parse *p, char *text, size_t len)
 	return VEP_OK;
 }
 
-/* Reads the whole file, refusing more than LIMIT_CONFIG_FILE_BYTES. */
-static int
-read_file(const char *path, char **out, size_t *outlen, char *err, size_t errlen)
+int
+config_read_file(const char *path, char **out, size_t *outlen, char *err, size_t errlen)
 {
 	FILE *f = NULL;
 	char *buf = NULL;
@@ -742,18 +795,37 @@ out:
 int
 config_load(const char *path, struct config **out, char *err, size_t errlen)
 {
-	struct config *cfg = NULL;
-	struct parse p;
-	char *text = NULL, *dir = NULL, *slash;
+	char *text = NULL;
 	size_t len;
 	int rc;
 
 	*out = NULL;
 	if (errlen > 0)
 		err[0] = '\0';
-	if ((rc = read_file(path, &text, &len, err, errlen)) != 0)
+	if ((rc = config_read_file(path, &text, &len, err, errlen)) == 0)
+		rc = config_load_text(path, text, len, out, err, errlen);
+	free(text);
+	return rc;
+}
+
+int
+config_load_text(const char *path, const char *text, size_t len, struct config **out,
+    char *err, size_t errlen)
+{
+	struct config *cfg = NULL;
+	struct parse p;
+	char *copy = NULL, *dir = NULL, *slash;
+	int rc = VEP_ERR_NOMEM;
+
+	*out = NULL;
+	if (errlen > 0)
+		err[0] = '\0';
+	if ((copy = malloc(len + 1)) == NULL) {
+		snprintf(err, errlen, "%s: out of memory", path);
 		goto out;
-	rc = VEP_ERR_NOMEM;
+	}
+	memcpy(copy, text, len);
+	copy[len] = '\0';
 	if ((cfg = config_new()) == NULL || (cfg->path = strdup(path)) == NULL ||
 	    (dir = strdup(path)) == NULL) {
 		snprintf(err, errlen, "%s: out of memory", path);
@@ -776,12 +848,12 @@ config_load(const char *path, struct config **out, char *err, size_t errlen)
 	p.cfg = cfg;
 	p.err = err;
 	p.errlen = errlen;
-	if ((rc = parse_text(&p, text, len)) != 0)
+	if ((rc = parse_text(&p, copy, len)) != 0)
 		goto out;
 	*out = cfg;
 	cfg = NULL;
 out:
-	free(text);
+	free(copy);
 	free(dir);
 	config_free(cfg);
 	return rc;

@@ -55,6 +55,7 @@ struct config {
 	char *pam_service;          /* PAM service name */
 	char *tls_cert;             /* PEM chain for native HTTPS, or NULL (plain HTTP) */
 	char *tls_key;              /* its PEM key (mode 0600), or NULL */
+	char *user;                 /* account to run the network process as, or NULL */
 	long pam_timeout_s;         /* per attempt, then the worker is killed */
 	long pam_workers;           /* concurrent PAM attempts */
 	long pam_min_uid;           /* lowest UID that signs in; 0 = no check */
@@ -78,6 +79,16 @@ struct config *config_new(void);
  * one-line message "FILE:LINE: key 'K': reason" to err (errlen bytes) and
  * leaves *out NULL. At least one [domain] section is required. */
 int config_load(const char *path, struct config **out, char *err, size_t errlen);
+
+/* Reads a configuration file's bytes (at most LIMIT_CONFIG_FILE_BYTES):
+ * *out is new (free()), NUL-terminated, *outlen its length. Returns 0,
+ * VEP_ERR_IO, VEP_ERR_TOOBIG or VEP_ERR_NOMEM with "PATH: reason" in err. */
+int config_read_file(const char *path, char **out, size_t *outlen, char *err, size_t errlen);
+
+/* config_load on text already read from path (path names the file in
+ * messages and anchors relative paths); text is borrowed. */
+int config_load_text(const char *path, const char *text, size_t len, struct config **out,
+    char *err, size_t errlen);
 
 /* Appends a served domain built in code (the demo). name must be valid;
  * key_dir absolute. Returns 0, VEP_ERR_INVALID, VEP_ERR_EXISTS (duplicate),
@@ -107,6 +118,12 @@ const struct config_domain *config_find_domain(const struct config *cfg, const c
 /* Writes the key table (name, scope, default, doc) to f, one key per line:
  * what --list-keys prints, and what tests compare with CONFIG.md. */
 void config_print_keys(FILE *f);
+
+/* How many keys that take effect only at start differ between the running
+ * configuration and next (a reload's), their names ("listen, workers")
+ * written to names (nameslen bytes, cut to fit). */
+size_t config_restart_changes(const struct config *running, const struct config *next,
+    char *names, size_t nameslen);
 
 void config_free(struct config *cfg);
 

@@ -89,7 +89,7 @@ state_path(const char *state_dir)
 }
 
 int
-demo_config(const char *state_dir, struct config **out, char *err, size_t errlen)
+demo_config(const char *state_dir, int make_key, struct config **out, char *err, size_t errlen)
 {
 	struct config *cfg = NULL;
 	char *state = NULL, *keys = NULL, *kdir = NULL, msg[256];
@@ -122,7 +122,8 @@ demo_config(const char *state_dir, struct config **out, char *err, size_t errlen
 		kdir = NULL;
 		goto out;
 	}
-	if ((rc = vep_keydir_ensure(kdir, &created)) != 0) {
+	/* Only the key process may read or write the key (keeper.h). */
+	if (make_key && (rc = vep_keydir_ensure(kdir, &created)) != 0) {
 		snprintf(err, errlen, "%s: cannot create the demo key: %s", kdir, vep_strerror(rc));
 		goto out;
 	}

@@ -9,8 +9,6 @@
  */
 #include "domain.h"
 
-#include "account.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,72 +142,41 @@ hostmeta_cache(struct domain *d, const char *base)
 	return build_hostmeta(base, 1, &d->hm_jrd);
 }
 
-/* Signs with k and verifies with the public key as published (parsed back
- * from its BrowserID JSON): a private key that does not sign for its public
- * half (damaged parameters, a mixed-up file) is refused before anyone is
- * given a certificate nobody can verify. Returns 0, VEP_ERR_BADSIG or
- * another VEP_ERR_*. */
+/* A published key from the bundle: JSON null is no key. */
 static int
-key_selftest(const vep_key *k)
+bundle_key(const json_t *entry, const char *name, vep_key **out)
 {
-	static const uint8_t msg[] = "vep-authority key self-test";
-	vep_key *pub = NULL;
-	uint8_t *sig = NULL;
-	size_t siglen = 0;
-	json_t *j;
-	int rc;
+	const json_t *j = json_object_get(entry, name);
 
-	if ((j = vep_key_to_json(k)) == NULL)
-		return VEP_ERR_NOMEM;
-	rc = vep_key_from_json(j, &pub);
-	json_decref(j);
-	if (rc == 0)
-		rc = vep_key_sign(k, msg, sizeof(msg) - 1, &sig, &siglen);
-	if (rc == 0)
-		rc = vep_key_verify(pub, msg, sizeof(msg) - 1, sig, siglen);
-	free(sig);
-	vep_key_free(pub);
-	return rc;
+	*out = NULL;
+	if (json_is_null(j))
+		return VEP_OK;
+	return vep_key_from_json(j, out);
 }
 
-/* key_selftest for every key the set publishes. */
+/* The domain's public keys from its bundle entry, and the documents. */
 static int
-keyset_selftest(const struct vep_keyset *ks)
-{
-	const vep_key *keys[VEP_KEYSET_MAX];
-	size_t i, n = vep_keyset_published(ks, keys);
-	int rc;
-
-	for (i = 0; i < n; i++)
-		if ((rc = key_selftest(keys[i])) != 0)
-			return rc;
-	return VEP_OK;
-}
-
-static int
-domain_load_keys(struct domain *d)
+domain_load_keys(struct domain *d, const json_t *entry)
 {
 	struct vep_keyset ks;
-	struct doc support, pk;
 	int rc;
 
-	if ((rc = vep_keydir_load(d->cfg->key_dir, &ks)) != 0)
-		return rc;
-	if ((rc = keyset_selftest(&ks)) != 0) {
-		vep_keyset_clear(&ks);
-		return rc;
+	memset(&ks, 0, sizeof(ks));
+	if ((rc = bundle_key(entry, "current", &ks.current)) != 0 ||
+	    (rc = bundle_key(entry, "next", &ks.next)) != 0 ||
+	    (rc = bundle_key(entry, "previous", &ks.previous)) != 0)
+		goto out;
+	if (ks.current == NULL) {
+		rc = VEP_ERR_NOKEY;
+		goto out;
 	}
-	if ((rc = build_key_docs(&ks, &support, &pk)) != 0) {
-		vep_keyset_clear(&ks);
-		return rc;
-	}
-	vep_keyset_clear(&d->keys);
-	doc_clear(&d->support);
-	doc_clear(&d->pk);
+	if ((rc = build_key_docs(&ks, &d->support, &d->pk)) != 0)
+		goto out;
 	d->keys = ks;
-	d->support = support;
-	d->pk = pk;
-	return VEP_OK;
+	memset(&ks, 0, sizeof(ks));
+out:
+	vep_keyset_clear(&ks);
+	return rc;
 }
 
 static void
@@ -226,58 +193,96 @@ domain_clear(struct domain *d)
 	d->accounts = NULL;
 }
 
+/* A JSON string's bytes, or NULL for JSON null (borrowed). */
+static const char *
+bundle_text(const json_t *obj, const char *name, size_t *len)
+{
+	const json_t *j = json_object_get(obj, name);
+
+	*len = json_string_length(j);
+	return json_string_value(j);
+}
+
+static int
+load_tls(struct domain_set *set, const json_t *bundle, char *err, size_t errlen)
+{
+	const struct config *cfg = set->cfg;
+	const char *cert, *key;
+	size_t cert_len, key_len;
+	char msg[512];
+	int rc;
+
+	cert = bundle_text(bundle, "tls_cert", &cert_len);
+	key = bundle_text(bundle, "tls_key", &key_len);
+	if (cfg->tls_cert == NULL)
+		return VEP_OK;
+	if (cert == NULL || key == NULL) {
+		snprintf(err, errlen, "the TLS certificate and key were not passed on");
+		return VEP_ERR_INVALID;
+	}
+	if ((rc = tls_ctx_new_pem(cfg->tls_cert, cert, cert_len, cfg->tls_key, key, key_len,
+	    &set->tls, msg, sizeof(msg))) != 0)
+		snprintf(err, errlen, "%s: %s", cfg->path != NULL ? cfg->path : "(built in)", msg);
+	return rc;
+}
+
 int
-domain_set_load(const struct config *cfg, struct domain_set **out, char *err, size_t errlen)
+domain_set_from_bundle(const json_t *bundle, keyring_config_fn make_cfg, void *arg,
+    struct domain_set **out, char *err, size_t errlen)
 {
 	struct domain_set *set = NULL;
+	const json_t *domains = json_object_get(bundle, "domains");
+	const char *text, *aliases;
 	char msg[512];
-	size_t i;
+	size_t i, len;
 	int rc = VEP_ERR_NOMEM;
 
 	*out = NULL;
 	if (errlen > 0)
 		err[0] = '\0';
-	if ((set = calloc(1, sizeof(*set))) == NULL ||
-	    (set->v = calloc(cfg->ndomains ? cfg->ndomains : 1, sizeof(*set->v))) == NULL) {
+	if ((set = calloc(1, sizeof(*set))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	for (i = 0; i < cfg->ndomains; i++) {
-		const struct config_domain *cd = &cfg->domains[i];
+	text = bundle_text(bundle, "config", &len);
+	if ((rc = make_cfg(arg, text, len, &set->cfg, err, errlen)) != 0)
+		goto out;
+	rc = VEP_ERR_INVALID;
+	if (json_array_size(domains) != set->cfg->ndomains) {
+		snprintf(err, errlen, "the keys passed on do not match the configuration");
+		goto out;
+	}
+	rc = VEP_ERR_NOMEM;
+	if ((set->v = calloc(set->cfg->ndomains ? set->cfg->ndomains : 1, sizeof(*set->v))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < set->cfg->ndomains; i++) {
+		const struct config_domain *cd = &set->cfg->domains[i];
+		const json_t *entry = json_array_get(domains, i);
 		struct domain *d = &set->v[i];
 
 		d->cfg = cd;
 		set->n = i + 1;
-		rc = domain_load_keys(d);
+		rc = domain_load_keys(d, entry);
 		if (rc == 0 && cd->public_url != NULL)
 			rc = hostmeta_cache(d, cd->public_url);
 		if (rc != 0) {
-			snprintf(err, errlen, "%s:%u: [domain %s] key_dir '%s': %s",
-			    cfg->path != NULL ? cfg->path : "(built in)", cd->key_dir_line,
-			    cd->name, cd->key_dir, rc == VEP_ERR_BADSIG ?
-			    "key self-test failed: a signature does not verify with the key's public "
-			    "half (damaged or mismatched key file)" : vep_strerror(rc));
+			snprintf(err, errlen, "[domain %s]: published keys: %s", cd->name,
+			    vep_strerror(rc));
 			goto out;
 		}
-		if ((rc = account_map_new(cd->account_suffix, cd->account_aliases, &d->accounts,
-		    msg, sizeof(msg))) != 0) {
+		aliases = bundle_text(entry, "aliases", &len);
+		if ((rc = account_map_new_text(cd->account_suffix, aliases != NULL ?
+		    cd->account_aliases : NULL, aliases, len, &d->accounts, msg, sizeof(msg))) != 0) {
 			snprintf(err, errlen, "%s:%u: [domain %s] account_aliases: %s",
-			    cfg->path != NULL ? cfg->path : "(built in)", cd->account_aliases_line,
-			    cd->name, msg);
+			    set->cfg->path != NULL ? set->cfg->path : "(built in)",
+			    cd->account_aliases_line, cd->name, msg);
 			goto out;
 		}
 	}
-	if ((cfg->tls_cert == NULL) != (cfg->tls_key == NULL)) {
-		snprintf(err, errlen, "%s: keys 'tls_cert' and 'tls_key': set both or neither",
-		    cfg->path != NULL ? cfg->path : "(built in)");
-		rc = VEP_ERR_INVALID;
+	if ((rc = load_tls(set, bundle, err, errlen)) != 0)
 		goto out;
-	}
-	if (cfg->tls_cert != NULL &&
-	    (rc = tls_ctx_new(cfg->tls_cert, cfg->tls_key, &set->tls, msg, sizeof(msg))) != 0) {
-		snprintf(err, errlen, "%s: %s", cfg->path != NULL ? cfg->path : "(built in)", msg);
-		goto out;
-	}
 	*out = set;
 	set = NULL;
 	rc = VEP_OK;
@@ -297,12 +302,6 @@ domain_set_find(const struct domain_set *set, const char *name)
 	return NULL;
 }
 
-const vep_key *
-domain_signing_key(const struct domain *d)
-{
-	return d->keys.current;
-}
-
 void
 domain_set_free(struct domain_set *set)
 {
@@ -314,6 +313,7 @@ domain_set_free(struct domain_set *set)
 		domain_clear(&set->v[i]);
 	/* Connections still open keep their own reference. */
 	SSL_CTX_free(set->tls);
+	config_free(set->cfg);
 	free(set->v);
 	free(set);
 }

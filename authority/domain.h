@@ -15,6 +15,7 @@
 #include "config.h"
 #include "etag.h"
 #include "keydir.h"
+#include "keyring.h"
 
 struct account_map;
 
@@ -27,7 +28,7 @@ struct doc {
 
 struct domain {
 	const struct config_domain *cfg; /* borrowed from the configuration */
-	struct vep_keyset keys;          /* owned; current has its private half */
+	struct vep_keyset keys;          /* owned; public halves only */
 	struct doc support;              /* /.well-known/browserid */
 	struct doc pk;                   /* /pk: the bare current key */
 	/* host-meta carries absolute URLs, so it depends on the base URL:
@@ -40,18 +41,19 @@ struct domain {
 };
 
 struct domain_set {
+	struct config *cfg; /* owned: the configuration these domains were built from */
 	struct domain *v;   /* owned, in configuration order; v[0] is the default */
 	size_t n;
 	struct ssl_ctx_st *tls; /* owned: native HTTPS context (tls.h), NULL for HTTP */
 };
 
-/* Loads every configured domain's keys and builds its documents, and the
- * TLS context when tls_cert and tls_key are set (both or neither). On error
- * returns the first failure (VEP_ERR_* of vep_keydir_load, e.g. VEP_ERR_PERM
- * or VEP_ERR_IO) with a message "FILE:LINE: [domain D] key_dir 'DIR': reason"
- * in err, and *out NULL. cfg must outlive the set. */
-int domain_set_load(const struct config *cfg, struct domain_set **out,
-    char *err, size_t errlen);
+/* Builds the served domains from a keyring bundle (keyring.h): the
+ * configuration from its text through make_cfg (owned by the set), each
+ * domain's published keys and documents, its alias table, and the TLS
+ * context when tls_cert and tls_key are set. On error returns VEP_ERR_*
+ * with a message in err and *out NULL. */
+int domain_set_from_bundle(const json_t *bundle, keyring_config_fn make_cfg, void *arg,
+    struct domain_set **out, char *err, size_t errlen);
 
 /* Finds a served domain by lowercase name, NULL when not served. */
 struct domain *domain_set_find(const struct domain_set *set, const char *name);
@@ -68,9 +70,6 @@ int domain_hostmeta(const struct domain *d, const char *base, int json, struct d
 
 /* Frees a document's body (for domain_hostmeta's tmp). */
 void domain_doc_clear(struct doc *doc);
-
-/* The key that signs certificates for this domain (borrowed). */
-const vep_key *domain_signing_key(const struct domain *d);
 
 void domain_set_free(struct domain_set *set);
 

@@ -16,6 +16,7 @@
 #include "email.h"
 #include "err.h"
 #include "issuance.h"
+#include "keeper.h"
 #include "key.h"
 #include "log.h"
 #include "loop.h"
@@ -57,7 +58,7 @@ static long
 lifetime_s(struct req *r)
 {
 	json_t *jd = json_object_get(r->body, "duration");
-	long max = r->a->cfg->cert_max_duration_s;
+	long max = authority_cfg(r->a)->cert_max_duration_s;
 	double v;
 
 	if (jd == NULL)
@@ -104,6 +105,7 @@ issue(struct req *r, const struct domain *d, const vep_key *user, long life_s)
 {
 	struct db_audit_row row = { 0 };
 	struct vep_cert_params p;
+	struct vep_signer signer;
 	char fp[65], *cert = NULL;
 	int64_t now = vep_now_ms();
 	json_t *o;
@@ -116,10 +118,16 @@ issue(struct req *r, const struct domain *d, const vep_key *user, long life_s)
 	p.exp_ms = now + (int64_t)life_s * 1000;
 	if (p.exp_ms - p.iat_ms > VEP_CERT_MAX_LIFETIME_MS)
 		p.exp_ms = p.iat_ms + VEP_CERT_MAX_LIFETIME_MS;
+	signer.pub = d->keys.current;
+	signer.sign = keeper_sign;
+	signer.ctx = r->loop->keeper;
 	if ((rc = vep_key_fingerprint(user, fp)) != 0 ||
-	    (rc = vep_cert_sign(domain_signing_key(d), &p, &cert)) != 0) {
+	    (rc = vep_cert_sign_with(&signer, &p, &cert)) != 0) {
 		log_error(&r->a->log, "certificate for %s: %s", d->cfg->name, vep_strerror(rc));
-		req_reply_error(r, REQ_ERR_INTERNAL);
+		/* The key process gone or stalled is an outage, not a bug. */
+		if (rc == VEP_ERR_IO)
+			req_add_header(r, "Retry-After", "5");
+		req_reply_error(r, rc == VEP_ERR_IO ? REQ_ERR_UNAVAILABLE : REQ_ERR_INTERNAL);
 		return;
 	}
 	row.ts_ms = now;

@@ -20,6 +20,7 @@
 #include "err.h"
 #include "h_session.h"
 #include "issuance.h"
+#include "keeper.h"
 #include "log.h"
 #include "pam_client.h"
 #include "router.h"
@@ -92,6 +93,10 @@ start_pam(struct loop *l, char *err, size_t errlen)
 	pc.max_workers = (uint32_t)(((size_t)cfg->pam_workers + n - 1) / n);
 	pc.min_uid = (uint32_t)cfg->pam_min_uid;
 	pc.extra_env = (const char *const *)l->a->pam_env;
+	/* The helper runs with the key process's privileges, which PAM
+	 * modules such as pam_unix need; this process may have dropped them. */
+	pc.spawn = keeper_spawn_helper;
+	pc.spawn_arg = l->keeper;
 	if ((rc = pam_client_new(l->base, &pc, &l->pam)) != 0)
 		snprintf(err, errlen, "cannot start vep-pam-helper: %s", vep_strerror(rc));
 	return rc;
@@ -120,7 +125,6 @@ int
 loop_new(struct authority *a, size_t index, const char *listen, struct loop **out,
     char *err, size_t errlen)
 {
-	struct timeval tv = { LOOP_HOUSEKEEPING_S, 0 };
 	struct loop *l;
 	int rc = VEP_ERR_NOMEM;
 
@@ -131,21 +135,9 @@ loop_new(struct authority *a, size_t index, const char *listen, struct loop **ou
 	}
 	l->a = a;
 	l->index = index;
-	if ((rc = open_db(l, err, errlen)) != 0 || (rc = start_pam(l, err, errlen)) != 0)
-		goto fail;
-	rc = VEP_ERR_NOMEM;
-	if (issuance_new(l, &l->issuance) != 0 ||
-	    (l->ack = event_new(l->base, -1, 0, on_ack, l)) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		goto fail;
-	}
-	if (index == 0) {
-		l->housekeeping = event_new(l->base, -1, EV_PERSIST, on_housekeeping, l);
-		if (l->housekeeping == NULL || event_add(l->housekeeping, &tv) != 0) {
-			snprintf(err, errlen, "cannot arm the housekeeping timer");
-			goto fail;
-		}
-	}
+	l->keeper = keeper_chan(a->keeper, index);
+	/* Nothing is dispatched before loop_open: binding first lets the
+	 * process drop root between the two. */
 	if ((rc = server_listen(l, listen, authority_domains(a)->tls != NULL, router_dispatch,
 	    &l->server)) != 0) {
 		snprintf(err, errlen, "cannot listen on %s", listen);
@@ -156,6 +148,29 @@ loop_new(struct authority *a, size_t index, const char *listen, struct loop **ou
 fail:
 	loop_free(l);
 	return rc;
+}
+
+int
+loop_open(struct loop *l, char *err, size_t errlen)
+{
+	struct timeval tv = { LOOP_HOUSEKEEPING_S, 0 };
+	int rc;
+
+	if ((rc = open_db(l, err, errlen)) != 0 || (rc = start_pam(l, err, errlen)) != 0)
+		return rc;
+	if (issuance_new(l, &l->issuance) != 0 ||
+	    (l->ack = event_new(l->base, -1, 0, on_ack, l)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return VEP_ERR_NOMEM;
+	}
+	if (l->index == 0) {
+		l->housekeeping = event_new(l->base, -1, EV_PERSIST, on_housekeeping, l);
+		if (l->housekeeping == NULL || event_add(l->housekeeping, &tv) != 0) {
+			snprintf(err, errlen, "cannot arm the housekeeping timer");
+			return VEP_ERR_NOMEM;
+		}
+	}
+	return VEP_OK;
 }
 
 static void *

@@ -25,6 +25,7 @@ struct db;
 struct event;
 struct event_base;
 struct issuance;
+struct keeper_chan;
 struct login;
 struct pam_client;
 struct server;
@@ -47,17 +48,24 @@ struct loop {
 	struct issuance *issuance;  /* owned: audit rows and answers of this iteration */
 	struct event *housekeeping; /* owned, loop 0 only */
 	struct event *ack;          /* owned: "I no longer use the old domain set" */
+	struct keeper_chan *keeper; /* borrowed: this loop's channel to the key process */
 	pthread_t thread;
 	int threaded;               /* 1 once the thread runs */
 };
 
-/* Creates loop index: its base, database connection (the state directory
- * is created if missing, 0700), PAM helper (max_workers its share of
- * pam_workers) and listener on listen (port 0 picks one; loops after the
- * first pass the first one's real address). On error writes why to err
- * and returns VEP_ERR_* / DB_ERR_*, leaving nothing allocated. */
+/* Creates loop index: its base and listener on listen (port 0 picks one;
+ * loops after the first pass the first one's real address), and its
+ * channel to the key process. On error writes why to err and returns
+ * VEP_ERR_*, leaving nothing allocated. */
 int loop_new(struct authority *a, size_t index, const char *listen, struct loop **out,
     char *err, size_t errlen);
+
+/* Opens the rest, as the user the process serves as: the database
+ * connection and writer (the state directory is created if missing, 0700),
+ * the PAM helper (max_workers its share of pam_workers, started by the key
+ * process) and the timers. On error writes why to err and returns
+ * VEP_ERR_* / DB_ERR_*; loop_free frees what was opened. */
+int loop_open(struct loop *l, char *err, size_t errlen);
 
 /* Runs the loop in a new thread (loops other than 0). */
 int loop_start_thread(struct loop *l);

@@ -32,7 +32,9 @@
 #include "demo.h"
 #include "domain.h"
 #include "err.h"
+#include "keeper.h"
 #include "log.h"
+#include "privdrop.h"
 #include "pam_client.h"
 #include "router.h"
 #include "secmem.h"
@@ -198,43 +200,77 @@ check_deployment(const struct config *cfg, char *err, size_t errlen)
 	return rc;
 }
 
-/* Loads the configuration (file or demo) and applies command-line
- * overrides. Returns 0 or EXIT_CONFIG after printing why. */
+/* What make_config needs: the command line, and whether this is the key
+ * process (which alone may create the demo's key). */
+struct config_source {
+	const struct options *o;
+	int make_key;
+};
+
+/* keyring_config_fn: the configuration from the file's text (or the demo's
+ * built-in one when text is NULL) with the command line's overrides, the
+ * same in both processes. */
 static int
-load_config(const struct options *o, struct config **cfg)
+make_config(void *arg, const char *text, size_t len, struct config **cfg, char *err,
+    size_t errlen)
 {
-	char err[1024], *abs = NULL, cwd[4096];
+	const struct config_source *src = arg;
+	const struct options *o = src->o;
+	char *abs = NULL, cwd[4096];
 	size_t i;
 	int rc;
 
-	if (o->demo)
-		rc = demo_config(o->state, cfg, err, sizeof(err));
+	*cfg = NULL;
+	if (o->demo || text == NULL)
+		rc = demo_config(o->state, src->make_key, cfg, err, errlen);
 	else
-		rc = config_load(o->config, cfg, err, sizeof(err));
+		rc = config_load_text(o->config, text, len, cfg, err, errlen);
 	for (i = 0; rc == 0 && i < o->nsets; i++) {
 		char key[64];
 		size_t klen = strcspn(o->sets[i], "=");
 		snprintf(key, sizeof(key), "%.*s", (int)klen, o->sets[i]);
-		rc = config_set(*cfg, "--set", key, o->sets[i] + klen + 1, err, sizeof(err));
+		rc = config_set(*cfg, "--set", key, o->sets[i] + klen + 1, err, errlen);
 	}
 	if (rc == 0 && o->listen != NULL)
-		rc = config_set(*cfg, "--listen", "listen", o->listen, err, sizeof(err));
+		rc = config_set(*cfg, "--listen", "listen", o->listen, err, errlen);
 	if (rc == 0 && o->state != NULL && !o->demo) {
 		/* On the command line, relative means relative to here. */
 		if (o->state[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL &&
 		    asprintf(&abs, "%s/%s", cwd, o->state) < 0)
 			abs = NULL;
 		rc = config_set(*cfg, "--state", "state_dir", abs != NULL ? abs : o->state,
-		    err, sizeof(err));
+		    err, errlen);
 		free(abs);
 	}
 	/* The file's own cross-checks ran before the overrides: again. */
 	if (rc == 0 && o->nsets > 0)
-		rc = config_check(*cfg, "--set", err, sizeof(err));
+		rc = config_check(*cfg, "--set", err, errlen);
 	if (rc != 0) {
-		fprintf(stderr, "vep-authority: %s\n", err);
 		config_free(*cfg);
 		*cfg = NULL;
+	}
+	return rc;
+}
+
+/* The configuration the process starts with (its sockets, loops and
+ * identity), read here; the key process reads the file again for keys.
+ * Returns 0 or EXIT_CONFIG after printing why. */
+static int
+load_config(const struct options *o, struct config **cfg)
+{
+	struct config_source src = { o, 0 };
+	char err[1024], *text = NULL;
+	size_t len = 0;
+	int rc = 0;
+
+	*cfg = NULL;
+	if (!o->demo)
+		rc = config_read_file(o->config, &text, &len, err, sizeof(err));
+	if (rc == 0)
+		rc = make_config(&src, text, len, cfg, err, sizeof(err));
+	free(text);
+	if (rc != 0) {
+		fprintf(stderr, "vep-authority: %s\n", err);
 		return EXIT_CONFIG;
 	}
 	return 0;
@@ -262,31 +298,60 @@ on_stop(evutil_socket_t sig, short what, void *arg)
 		loop_stop(a->loops[i]);
 }
 
-/* Builds a new domain set from the key directories and swaps it in whole:
- * a key that fails to load leaves every domain on its old keys. */
+/* Asks the key process to read the configuration and keys again, builds
+ * the new domain set from what it passes on and swaps it in whole: a
+ * configuration or key that fails leaves everything as it was. */
 static void
 on_reload(evutil_socket_t sig, short what, void *arg)
 {
 	struct authority *a = arg;
 	struct domain_set *next = NULL;
-	char err[1024];
+	json_t *bundle = NULL;
+	char err[1024], names[256];
 	size_t i;
 	int rc;
 
-	if ((rc = domain_set_load(a->cfg, &next, err, sizeof(err))) != 0) {
-		log_error(&a->log, "reload: %s (still serving the old keys)", err);
+	if ((rc = keeper_load(keeper_chan(a->keeper, 0), &bundle, err, sizeof(err))) == 0)
+		rc = domain_set_from_bundle(bundle, a->make_cfg, a->make_cfg_arg, &next, err,
+		    sizeof(err));
+	json_decref(bundle);
+	if (rc != 0) {
+		log_error(&a->log, "reload: %s (still serving the old configuration and keys)", err);
+		return;
+	}
+	if (config_restart_changes(a->cfg, next->cfg, names, sizeof(names)) > 0)
+		log_warn(&a->log, "reload: %s changed in the configuration: takes effect at the next "
+		    "start (the rest is reloaded)", names);
+	if ((next->tls == NULL) != (authority_domains(a)->tls == NULL)) {
+		log_error(&a->log, "reload: switching between HTTP and HTTPS needs a restart "
+		    "(still serving the old configuration and keys)");
+		domain_set_free(next);
 		return;
 	}
 	if ((rc = authority_domains_swap(a, next)) != 0) {
-		log_error(&a->log, "reload: %s (still serving the old keys)",
+		log_error(&a->log, "reload: %s (still serving the old configuration and keys)",
 		    rc == VEP_ERR_EXISTS ? "the previous reload is still settling; send SIGHUP again"
 		    : vep_strerror(rc));
 		return;
 	}
 	for (i = 0; i < next->n; i++)
-		log_info(&a->log, "reload %s: keys loaded", next->v[i].cfg->name);
+		log_info(&a->log, "reload %s: configuration and keys loaded", next->v[i].cfg->name);
 	if (next->tls != NULL)
 		log_info(&a->log, "reload: TLS certificate loaded for new connections");
+}
+
+/* The key process ended while we serve: nothing can be signed and no PAM
+ * helper replaced, so stop (the service manager restarts us). */
+static void
+on_keeper_gone(evutil_socket_t fd, short what, void *arg)
+{
+	struct authority *a = arg;
+	size_t i;
+
+	log_error(&a->log, "the key process ended unexpectedly: stopping");
+	a->failed = 1;
+	for (i = 0; i < a->nloops; i++)
+		loop_stop(a->loops[i]);
 }
 
 /* What each signal does: stop cleanly, or reload keys after a rotation. */
@@ -328,14 +393,21 @@ raise_nofile(const struct log *lg)
 		log_warn(lg, "cannot raise the descriptor limit: %s", strerror(errno));
 }
 
-/* Creates the loops (loop 0 first: the others bind the port it got), and
- * starts every loop but 0 in its thread. */
+/* Creates the loops (loop 0 first: the others bind the port it got), gives
+ * up root when a user is configured (after binding, before reading a byte
+ * from anyone), opens the rest of each loop, and starts every loop but 0
+ * in its thread. */
 static int
-start_loops(struct authority *a, char *err, size_t errlen)
+start_loops(struct authority *a, size_t n, char *err, size_t errlen)
 {
-	size_t i, n = a->cfg->workers > 0 ? (size_t)a->cfg->workers : loop_default_count();
-	int rc;
+	size_t i;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	int rc, drop = geteuid() == 0 && a->cfg->user != NULL;
 
+	if (drop && ((rc = privdrop_lookup(a->cfg->user, &uid, &gid, err, errlen)) != 0 ||
+	    (rc = privdrop_own_state(a->cfg->state_dir, uid, gid, err, errlen)) != 0))
+		return rc;
 	if ((a->loops = calloc(n, sizeof(*a->loops))) == NULL)
 		return VEP_ERR_NOMEM;
 	a->nloops = n;
@@ -344,6 +416,22 @@ start_loops(struct authority *a, char *err, size_t errlen)
 		if ((rc = loop_new(a, i, listen, &a->loops[i], err, errlen)) != 0)
 			return rc;
 	}
+	if (drop) {
+		if ((rc = privdrop_to(uid, gid, err, errlen)) != 0)
+			return rc;
+		log_info(&a->log, "serving as user %s (uid %u); the domain keys and PAM stay with "
+		    "the key process (pid %d)", a->cfg->user, (unsigned)uid,
+		    (int)keeper_pid(a->keeper));
+	} else if (geteuid() == 0) {
+		log_warn(&a->log, "running as root: set 'user' so the network process drops root "
+		    "after binding (the domain keys are in the key process either way)");
+	} else {
+		log_info(&a->log, "running as uid %u, not root: PAM modules that need root (pam_unix "
+		    "reading /etc/shadow) can check only this user's password", (unsigned)geteuid());
+	}
+	for (i = 0; i < n; i++)
+		if ((rc = loop_open(a->loops[i], err, errlen)) != 0)
+			return rc;
 	for (i = 1; i < n; i++) {
 		if ((rc = loop_start_thread(a->loops[i])) != 0) {
 			snprintf(err, errlen, "cannot start event loop thread %zu", i);
@@ -351,6 +439,60 @@ start_loops(struct authority *a, char *err, size_t errlen)
 		}
 	}
 	return VEP_OK;
+}
+
+/* The served domains from the key process's first load. Returns 0 or
+ * EXIT_CONFIG after printing why. */
+static int
+first_load(struct authority *a)
+{
+	struct domain_set *set = NULL;
+	json_t *bundle = NULL;
+	char err[1024];
+	int rc;
+
+	if ((rc = keeper_load(keeper_chan(a->keeper, 0), &bundle, err, sizeof(err))) == 0)
+		rc = domain_set_from_bundle(bundle, a->make_cfg, a->make_cfg_arg, &set, err,
+		    sizeof(err));
+	json_decref(bundle);
+	if (rc != 0) {
+		fprintf(stderr, "vep-authority: %s\n", err);
+		return EXIT_CONFIG;
+	}
+	atomic_store(&a->domains, set);
+	return 0;
+}
+
+/* --check: everything the key process and the network process would load,
+ * in this process, which then exits. */
+static int
+check_all(const struct options *o, const struct config *cfg)
+{
+	/* The demo's key is made here as it would be at start. */
+	struct config_source src = { o, o->demo };
+	struct keyring *kr = NULL;
+	json_t *bundle = NULL;
+	char err[1024];
+	uid_t uid;
+	gid_t gid;
+	int rc;
+
+	rc = keyring_load(o->demo ? NULL : o->config, make_config, &src, &kr, &bundle, err,
+	    sizeof(err));
+	keyring_free(kr);
+	json_decref(bundle);
+	if (rc == 0)
+		rc = check_permissions(cfg, err, sizeof(err));
+	if (rc == 0 && !o->demo)
+		rc = check_deployment(cfg, err, sizeof(err));
+	if (rc == 0 && cfg->user != NULL)
+		rc = privdrop_lookup(cfg->user, &uid, &gid, err, sizeof(err));
+	if (rc != 0) {
+		fprintf(stderr, "vep-authority: %s\n", err);
+		return EXIT_CONFIG;
+	}
+	printf("configuration OK\n");
+	return 0;
 }
 
 static void
@@ -377,11 +519,12 @@ int
 main(int argc, char **argv)
 {
 	struct authority a;
-	struct event *sigev[NSIGNALS] = { NULL };
-	struct domain_set *domains = NULL;
+	struct event *sigev[NSIGNALS] = { NULL }, *keeper_ev = NULL;
+	struct config_source net_src, key_src;
+	struct keeper_params kp;
 	struct options o;
 	char err[1024];
-	size_t i;
+	size_t i, nloops;
 	int status = EXIT_RUNTIME;
 
 	memset(&a, 0, sizeof(a));
@@ -406,38 +549,42 @@ main(int argc, char **argv)
 		status = EXIT_RUNTIME;
 		goto out;
 	}
-	if (domain_set_load(a.cfg, &domains, err, sizeof(err)) != 0 ||
-	    check_permissions(a.cfg, err, sizeof(err)) != 0) {
-		fprintf(stderr, "vep-authority: %s\n", err);
-		domain_set_free(domains);
-		goto out;
-	}
-	atomic_store(&a.domains, domains);
-	if (o.check && !o.demo && check_deployment(a.cfg, err, sizeof(err)) != 0) {
-		fprintf(stderr, "vep-authority: %s\n", err);
-		goto out;
-	}
 	if (o.check) {
-		printf("configuration OK\n");
-		status = 0;
+		status = check_all(&o, a.cfg);
 		goto out;
 	}
+	if (check_permissions(a.cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "vep-authority: %s\n", err);
+		goto out;
+	}
+	status = EXIT_RUNTIME;
+	if (a.demo && demo_pam_setup(a.cfg->state_dir, a.cfg->pam_service, &a.pam_env, err,
+	    sizeof(err)) != 0) {
+		log_error(&a.log, "%s", err);
+		goto out;
+	}
+	/* The key process first, before any key is read and any thread runs. */
+	net_src = (struct config_source){ &o, 0 };
+	key_src = (struct config_source){ &o, 1 };
+	kp = (struct keeper_params){ o.demo ? NULL : o.config, make_config, &key_src,
+	    (const char *const *)a.pam_env };
+	a.make_cfg = make_config;
+	a.make_cfg_arg = &net_src;
+	nloops = a.cfg->workers > 0 ? (size_t)a.cfg->workers : loop_default_count();
+	if (keeper_start(&kp, nloops, &a.keeper, err, sizeof(err)) != 0) {
+		log_error(&a.log, "%s", err);
+		goto out;
+	}
+	if ((status = first_load(&a)) != 0)
+		goto out;
 	status = EXIT_RUNTIME;
 	/* Loops wake each other (stop, reload acks): libevent must lock. */
 	if (evthread_use_pthreads() != 0 || faildelay_new(&a.faildelay) != 0) {
 		log_error(&a.log, "cannot set up threads or randomness");
 		goto out;
 	}
-	if (a.demo && demo_pam_setup(a.cfg->state_dir, a.cfg->pam_service, &a.pam_env, err,
-	    sizeof(err)) != 0) {
-		log_error(&a.log, "%s", err);
-		goto out;
-	}
 	raise_nofile(&a.log);
-	if (geteuid() != 0)
-		log_info(&a.log, "running as uid %u, not root: PAM modules that need root (pam_unix "
-		    "reading /etc/shadow) can check only this user's password", (unsigned)geteuid());
-	if (start_loops(&a, err, sizeof(err)) != 0) {
+	if (start_loops(&a, nloops, err, sizeof(err)) != 0) {
 		log_error(&a.log, "%s", err);
 		goto out;
 	}
@@ -449,20 +596,26 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
+	keeper_ev = event_new(a.loops[0]->base, keeper_pidfd(a.keeper), EV_READ, on_keeper_gone, &a);
+	if (keeper_ev == NULL || event_add(keeper_ev, NULL) != 0) {
+		log_error(&a.log, "cannot watch the key process");
+		goto out;
+	}
 	/* The one line scripts and tests wait for: the real bound port. */
-	printf("listening on %s://%s\n", domains->tls != NULL ? "https" : "http",
+	printf("listening on %s://%s\n", authority_domains(&a)->tls != NULL ? "https" : "http",
 	    server_address(a.loops[0]->server));
 	fflush(stdout);
 	log_info(&a.log, "listening on %s://%s (%zu domain%s, %zu event loop%s)",
-	    domains->tls != NULL ? "https" : "http", server_address(a.loops[0]->server), domains->n, domains->n == 1 ? "" : "s",
-	    a.nloops, a.nloops == 1 ? "" : "s");
+	    authority_domains(&a)->tls != NULL ? "https" : "http",
+	    server_address(a.loops[0]->server), authority_domains(&a)->n,
+	    authority_domains(&a)->n == 1 ? "" : "s", a.nloops, a.nloops == 1 ? "" : "s");
 	if (a.demo && demo_start(&a) != 0)
 		goto out;
 	if (event_base_dispatch(a.loops[0]->base) != 0) {
 		log_error(&a.log, "event loop failed");
 		goto out;
 	}
-	status = 0;
+	status = a.failed ? EXIT_RUNTIME : 0;
 	log_info(&a.log, "stopped");
 out:
 	if (a.demo)
@@ -470,7 +623,10 @@ out:
 	for (i = 0; i < NSIGNALS; i++)
 		if (sigev[i] != NULL)
 			event_free(sigev[i]);
+	if (keeper_ev != NULL)
+		event_free(keeper_ev);
 	stop_loops(&a);
+	keeper_stop(a.keeper);
 	authority_domains_free(&a);
 	demo_pam_env_free(a.pam_env);
 	faildelay_free(a.faildelay);

@@ -64,6 +64,8 @@ struct pam_client {
 	uint32_t min_uid;
 
 	pid_t pid;               /* running helper, 0 when down */
+	pam_client_spawn_fn spawn; /* NULL: fork and exec here (then ours to reap) */
+	void *spawn_arg;
 	int fd;
 	struct event *ev_read;
 	struct event *ev_write;
@@ -281,7 +283,11 @@ static void helper_lost(struct pam_client *pc)
 	struct timeval tv;
 
 	close_channel(pc);
-	if (pc->pid != 0) {
+	if (pc->pid != 0 && pc->spawn != NULL) {
+		/* Not our child: whoever spawned it kills and reaps it when
+		 * asked for the next one (it has seen its socket close). */
+		pc->pid = 0;
+	} else if (pc->pid != 0) {
 		kill(pc->pid, SIGKILL);
 		/* Two deaths within a reap interval: the older one was
 		 * SIGKILLed long enough ago for this wait to be immediate. */
@@ -310,42 +316,6 @@ static void helper_lost(struct pam_client *pc)
 	}
 }
 
-static int env_overridden(const struct pam_client *pc, const char *entry)
-{
-	size_t i, n;
-
-	for (i = 0; pc->extra_env && pc->extra_env[i]; i++) {
-		n = strcspn(pc->extra_env[i], "=");
-		if (strncmp(entry, pc->extra_env[i], n) == 0 && entry[n] == '=')
-			return 1;
-	}
-	return 0;
-}
-
-/* The helper's environment: ours minus names in extra_env, plus extra_env.
- * Strings are borrowed; only the array is new. Built before fork() because
- * the child may only call async-signal-safe functions. */
-static char **build_env(const struct pam_client *pc)
-{
-	size_t n = 0, i, k = 0;
-	char **env;
-
-	for (i = 0; environ && environ[i]; i++)
-		n++;
-	for (i = 0; pc->extra_env && pc->extra_env[i]; i++)
-		n++;
-	env = calloc(n + 1, sizeof(*env));
-	if (env == NULL)
-		return NULL;
-	for (i = 0; environ && environ[i]; i++)
-		if (!env_overridden(pc, environ[i]))
-			env[k++] = environ[i];
-	for (i = 0; pc->extra_env && pc->extra_env[i]; i++)
-		env[k++] = pc->extra_env[i];
-	env[k] = NULL;
-	return env;
-}
-
 static int queue_config(struct pam_client *pc)
 {
 	struct ipc_msg *m;
@@ -365,7 +335,44 @@ out:
 	return rc;
 }
 
-static int helper_spawn(struct pam_client *pc)
+static int env_overridden(const char *const *extra_env, const char *entry)
+{
+	size_t i, n;
+
+	for (i = 0; extra_env && extra_env[i]; i++) {
+		n = strcspn(extra_env[i], "=");
+		if (strncmp(entry, extra_env[i], n) == 0 && entry[n] == '=')
+			return 1;
+	}
+	return 0;
+}
+
+/* The helper's environment: ours minus names in extra_env, plus extra_env.
+ * Strings are borrowed; only the array is new. Built before fork() because
+ * the child may only call async-signal-safe functions. */
+static char **build_env(const char *const *extra_env)
+{
+	size_t n = 0, i, k = 0;
+	char **env;
+
+	for (i = 0; environ && environ[i]; i++)
+		n++;
+	for (i = 0; extra_env && extra_env[i]; i++)
+		n++;
+	env = calloc(n + 1, sizeof(*env));
+	if (env == NULL)
+		return NULL;
+	for (i = 0; environ && environ[i]; i++)
+		if (!env_overridden(extra_env, environ[i]))
+			env[k++] = environ[i];
+	for (i = 0; extra_env && extra_env[i]; i++)
+		env[k++] = (char *)extra_env[i];
+	env[k] = NULL;
+	return env;
+}
+
+int pam_client_exec_helper(const char *path, const char *const *extra_env, int *fd,
+    pid_t *out_pid)
 {
 	char *const argv[] = { (char *)PAM_CLIENT_HELPER_NAME, NULL };
 	char **env = NULL;
@@ -373,7 +380,9 @@ static int helper_spawn(struct pam_client *pc)
 	pid_t pid;
 	int rc = VEP_ERR_IO;
 
-	env = build_env(pc);
+	*fd = -1;
+	*out_pid = 0;
+	env = build_env(extra_env);
 	if (env == NULL) {
 		rc = VEP_ERR_NOMEM;
 		goto out;
@@ -402,29 +411,16 @@ static int helper_spawn(struct pam_client *pc)
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
 		signal(SIGCHLD, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execve(pc->helper_path, argv, env);
+		execve(path, argv, env);
 		_exit(127);
 	}
-	close(sv[1]);
-	sv[1] = -1;
-	pc->fd = sv[0];
+	*fd = sv[0];
 	sv[0] = -1;
-	pc->pid = pid;
-	if (evutil_make_socket_nonblocking(pc->fd) != 0)
-		goto lost;
-	pc->ev_read = event_new(pc->base, pc->fd, EV_READ | EV_PERSIST, read_cb, pc);
-	pc->ev_write = event_new(pc->base, pc->fd, EV_WRITE | EV_PERSIST, write_cb, pc);
-	if (pc->ev_read == NULL || pc->ev_write == NULL ||
-	    event_add(pc->ev_read, NULL) != 0 || queue_config(pc) != VEP_OK)
-		goto lost;
-	send_unsent(pc);
-	want_write(pc);
-	rc = VEP_OK;
-	goto out;
-lost:
-	/* Counted as a death: backoff and respawn as for a crash. */
-	helper_lost(pc);
+	*out_pid = pid;
 	rc = VEP_OK;
 out:
 	if (sv[0] >= 0)
@@ -435,6 +431,37 @@ out:
 		close(devnull);
 	free(env);
 	return rc;
+}
+
+static int helper_spawn(struct pam_client *pc)
+{
+	int fd = -1;
+	pid_t pid = 0;
+	int rc;
+
+	if (pc->spawn != NULL)
+		rc = pc->spawn(pc->spawn_arg, &fd, &pid);
+	else
+		rc = pam_client_exec_helper(pc->helper_path, (const char *const *)pc->extra_env,
+		    &fd, &pid);
+	if (rc != VEP_OK)
+		return rc;
+	pc->fd = fd;
+	pc->pid = pid;
+	if (evutil_make_socket_nonblocking(pc->fd) != 0)
+		goto lost;
+	pc->ev_read = event_new(pc->base, pc->fd, EV_READ | EV_PERSIST, read_cb, pc);
+	pc->ev_write = event_new(pc->base, pc->fd, EV_WRITE | EV_PERSIST, write_cb, pc);
+	if (pc->ev_read == NULL || pc->ev_write == NULL ||
+	    event_add(pc->ev_read, NULL) != 0 || queue_config(pc) != VEP_OK)
+		goto lost;
+	send_unsent(pc);
+	want_write(pc);
+	return VEP_OK;
+lost:
+	/* Counted as a death: backoff and respawn as for a crash. */
+	helper_lost(pc);
+	return VEP_OK;
 }
 
 void pam_client_config_init(struct pam_client_config *c)
@@ -514,6 +541,8 @@ int pam_client_new(struct event_base *base, const struct pam_client_config *cfg,
 	pc->backoff_ms = PAM_CLIENT_RESPAWN_MIN_MS;
 	pc->next_id = 1;
 	pc->service = strdup(cfg->service);
+	pc->spawn = cfg->spawn;
+	pc->spawn_arg = cfg->spawn_arg;
 	pc->helper_path = cfg->helper_path ? strdup(cfg->helper_path) :
 	    pam_client_default_helper_path();
 	if (pc->service == NULL || pc->helper_path == NULL)
@@ -527,7 +556,7 @@ int pam_client_new(struct event_base *base, const struct pam_client_config *cfg,
 	if (pc->ev_respawn == NULL || pc->ev_reap == NULL)
 		goto out;
 	rc = VEP_ERR_IO;
-	if (access(pc->helper_path, X_OK) != 0)
+	if (pc->spawn == NULL && access(pc->helper_path, X_OK) != 0)
 		goto out;
 	rc = helper_spawn(pc);
 	if (rc != VEP_OK)
@@ -658,7 +687,7 @@ void pam_client_free(struct pam_client *pc)
 		req_free(r);
 	}
 	close_channel(pc);
-	if (pc->pid != 0)
+	if (pc->pid != 0 && pc->spawn == NULL)
 		stop_helper(pc->pid);
 	if (pc->zombie != 0)
 		waitpid(pc->zombie, NULL, 0);

@@ -42,7 +42,16 @@ struct pam_client;
 /* Requests in flight or queued, per allowed worker; beyond it BUSY at once. */
 #define PAM_CLIENT_PENDING_PER_WORKER 4u
 
+/* Starts a helper elsewhere (a privileged process, keeper.h) and hands over
+ * its socket: 0 with *fd and *pid, or VEP_ERR_*. The client never signals
+ * or reaps such a helper; the spawner kills and reaps the previous one when
+ * asked for the next, and when its channel closes. */
+typedef int (*pam_client_spawn_fn)(void *arg, int *fd, pid_t *pid);
+
 struct pam_client_config {
+	/* NULL: fork and exec helper_path from this process. */
+	pam_client_spawn_fn spawn;
+	void *spawn_arg;
 	/* Path of vep-pam-helper; NULL: "vep-pam-helper" in the directory of
 	 * /proc/self/exe. */
 	const char *helper_path;
@@ -71,6 +80,14 @@ typedef void (*pam_client_cb)(const struct pam_client_result *r, void *arg);
 /* The helper's path when none is configured: vep-pam-helper next to the
  * running executable. New string (free()), or NULL. */
 char *pam_client_default_helper_path(void);
+
+/* Forks and execs the helper at path with our environment plus extra_env
+ * (NULL-terminated, may be NULL), its end of a new socketpair on
+ * PAMP_HELPER_FD, no other descriptor, default signal dispositions, and
+ * PR_SET_PDEATHSIG SIGKILL (tied to the calling thread). Returns 0 with
+ * *fd (ours) and *pid (the caller reaps), or VEP_ERR_IO / VEP_ERR_NOMEM. */
+int pam_client_exec_helper(const char *path, const char *const *extra_env, int *fd,
+    pid_t *pid);
 
 /* Fills c with the defaults: helper next to the executable, service
  * PAMP_SERVICE_DEFAULT, PAMP_DEADLINE_MS_DEFAULT, PAMP_MAX_WORKERS_DEFAULT,

@@ -463,7 +463,7 @@ req_reply(struct req *r, int status, const char *ctype, const char *body, size_t
 	if (evhttp_find_header(h, "Content-Security-Policy") == NULL)
 		evhttp_add_header(h, "Content-Security-Policy", default_csp);
 	if (flags & REQ_F_CACHE) {
-		snprintf(num, sizeof(num), "public, max-age=%ld", r->a->cfg->max_age_s);
+		snprintf(num, sizeof(num), "public, max-age=%ld", authority_cfg(r->a)->max_age_s);
 		evhttp_add_header(h, "Cache-Control", num);
 	} else if (flags & REQ_F_REVALIDATE) {
 		evhttp_add_header(h, "Cache-Control", "no-cache");

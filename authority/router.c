@@ -123,7 +123,7 @@ check_domain(struct req *r)
 static int
 origin_ours(struct req *r, const char *origin)
 {
-	const struct config *cfg = r->a->cfg;
+	const struct config *cfg = authority_cfg(r->a);
 	char host[300], hostport[300];
 	const char *h;
 	int local;

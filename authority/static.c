@@ -101,7 +101,7 @@ embed_ancestors(struct req *r, char *out, size_t outlen)
 static int
 page_headers(struct req *r, enum page_kind kind)
 {
-	const char *shim = r->a->cfg->shim_origin;
+	const char *shim = authority_cfg(r->a)->shim_origin;
 	char anc[700], csp[1200];
 
 	if (kind == KIND_ASSET)
@@ -171,7 +171,7 @@ static_serve(struct req *r)
 		    REQ_F_REVALIDATE);
 		return;
 	}
-	if ((filled = static_fill(f, "SHIM_ORIGIN", r->a->cfg->shim_origin, &len)) == NULL) {
+	if ((filled = static_fill(f, "SHIM_ORIGIN", authority_cfg(r->a)->shim_origin, &len)) == NULL) {
 		req_reply_error(r, REQ_ERR_INTERNAL);
 		return;
 	}

@@ -22,12 +22,23 @@
  * too (the authority's host is the mail domain's own). */
 #define TLS_HSTS "max-age=31536000; includeSubDomains"
 
+/* Largest certificate chain or key file read, in bytes. */
+#define TLS_PEM_MAX (1024 * 1024)
+
+/* Reads the certificate chain and key files (by a process that may read
+ * them, for one that may not): *cert_pem and *key_pem are new
+ * (NUL-terminated; wipe the key with vep_memzero before free()). Returns
+ * 0, VEP_ERR_IO (unreadable), VEP_ERR_PERM (key readable by group or
+ * others), VEP_ERR_TOOBIG (over TLS_PEM_MAX), with a reason in err. */
+int tls_read_files(const char *cert_path, const char *key_path, char **cert_pem,
+    size_t *cert_len, char **key_pem, size_t *key_len, char *err, size_t errlen);
+
 /* Builds a server context from a PEM certificate chain (leaf first) and
- * its PEM private key. Returns 0 with *out (SSL_CTX_free), or VEP_ERR_IO
- * (unreadable), VEP_ERR_PERM (key readable by group or others),
- * VEP_ERR_KEY (not a certificate and matching key), VEP_ERR_CRYPTO, with a
- * reason in err. */
-int tls_ctx_new(const char *cert_path, const char *key_path, SSL_CTX **out,
+ * its PEM private key, as read from the paths named (for messages). Returns
+ * 0 with *out (SSL_CTX_free), or VEP_ERR_KEY (not a certificate and
+ * matching key), VEP_ERR_TOOBIG, VEP_ERR_CRYPTO, with a reason in err. */
+int tls_ctx_new_pem(const char *cert_path, const char *cert_pem, size_t cert_len,
+    const char *key_path, const char *key_pem, size_t key_len, SSL_CTX **out,
     char *err, size_t errlen);
 
 #endif

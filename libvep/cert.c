@@ -56,19 +56,26 @@ static int set_new(json_t *obj, const char *name, json_t *v)
 
 int vep_cert_sign(const vep_key *domain_key, const struct vep_cert_params *p, char **out)
 {
+	if (out == NULL)
+		return VEP_ERR_ARG;
+	*out = NULL;
+	if (domain_key == NULL)
+		return VEP_ERR_ARG;
+	if (!vep_key_has_private(domain_key))
+		return VEP_ERR_NOKEY;
+	return vep_cert_sign_with(&(struct vep_signer){ domain_key, vep_signer_key_sign, NULL }, p, out);
+}
+
+int vep_cert_sign_with(const struct vep_signer *s, const struct vep_cert_params *p, char **out)
+{
 	int ret = VEP_ERR_ARG;
 	json_t *payload = NULL, *principal = NULL;
 
 	if (out == NULL)
 		return VEP_ERR_ARG;
 	*out = NULL;
-	if (domain_key == NULL || p == NULL || p->pubkey == NULL ||
-	    p->issuer == NULL || p->email == NULL)
+	if (s == NULL || p == NULL || p->pubkey == NULL || p->issuer == NULL || p->email == NULL)
 		goto out;
-	if (!vep_key_has_private(domain_key)) {
-		ret = VEP_ERR_NOKEY;
-		goto out;
-	}
 	if (!issuer_ok(p->issuer))
 		goto out;
 	if (!email_normalised(p->email)) {
@@ -94,7 +101,7 @@ int vep_cert_sign(const vep_key *domain_key, const struct vep_cert_params *p, ch
 	principal = NULL; /* stolen, even on failure */
 	if (ret != 0)
 		goto out;
-	ret = vep_jws_sign(domain_key, payload, out);
+	ret = vep_jws_sign_with(s, payload, out);
 out:
 	json_decref(principal);
 	json_decref(payload);

@@ -30,6 +30,9 @@ struct vep_cert_params {
 /* Builds and signs a certificate with domain_key. *out is new text (free()). */
 int vep_cert_sign(const vep_key *domain_key, const struct vep_cert_params *p, char **out);
 
+/* The same with a domain key held elsewhere (jws.h's vep_signer). */
+int vep_cert_sign_with(const struct vep_signer *s, const struct vep_cert_params *p, char **out);
+
 typedef struct vep_cert {
 	vep_jws *jws;         /* owned */
 	char *issuer;         /* owned */

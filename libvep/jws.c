@@ -35,9 +35,30 @@ join_dot(const char *a, const char *b, size_t *outlen)
 	return s;
 }
 
-/* Signs payload (borrowed object) with k; header {"alg":<k's alg>}. */
+int
+vep_signer_key_sign(void *ctx, const vep_key *pub, const uint8_t *msg, size_t len, uint8_t **sig,
+    size_t *siglen)
+{
+	(void)ctx;
+	return vep_key_sign(pub, msg, len, sig, siglen);
+}
+
 int
 vep_jws_sign(const vep_key *k, const json_t *payload, char **out)
+{
+	struct vep_signer s = { k, vep_signer_key_sign, NULL };
+
+	if (out != NULL)
+		*out = NULL;
+	if (k == NULL || out == NULL)
+		return VEP_ERR_ARG;
+	if (!vep_key_has_private(k))
+		return VEP_ERR_NOKEY;
+	return vep_jws_sign_with(&s, payload, out);
+}
+
+int
+vep_jws_sign_with(const struct vep_signer *s, const json_t *payload, char **out)
 {
 	const struct vep_alg *alg;
 	json_t *header = NULL;
@@ -49,16 +70,9 @@ vep_jws_sign(const vep_key *k, const json_t *payload, char **out)
 
 	if (out != NULL)
 		*out = NULL;
-	if (k == NULL || out == NULL || !json_is_object(payload)) {
+	if (s == NULL || s->pub == NULL || s->sign == NULL || out == NULL ||
+	    !json_is_object(payload) || (alg = vep_key_alg(s->pub)) == NULL) {
 		rc = VEP_ERR_ARG;
-		goto out;
-	}
-	if ((alg = vep_key_alg(k)) == NULL) {
-		rc = VEP_ERR_ARG;
-		goto out;
-	}
-	if (!vep_key_has_private(k)) {
-		rc = VEP_ERR_NOKEY;
 		goto out;
 	}
 	if ((header = json_pack("{s:s}", "alg", alg->name)) == NULL ||
@@ -70,7 +84,7 @@ vep_jws_sign(const vep_key *k, const json_t *payload, char **out)
 		rc = VEP_ERR_NOMEM;
 		goto out;
 	}
-	if ((rc = vep_key_sign(k, (const uint8_t *)input, inlen, &sig, &siglen)) != 0)
+	if ((rc = s->sign(s->ctx, s->pub, (const uint8_t *)input, inlen, &sig, &siglen)) != 0)
 		goto out;
 	if ((s64 = vep_b64url_encode(sig, siglen)) == NULL ||
 	    (tok = join_dot(input, s64, NULL)) == NULL) {

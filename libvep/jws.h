@@ -30,9 +30,29 @@ typedef struct vep_jws {
 	size_t signing_input_len;
 } vep_jws;
 
+/* Something that signs with a private key held elsewhere (another
+ * process): pub is the key's public half (its algorithm names the header),
+ * sign writes a JWS-form signature as vep_key_sign does (*sig new, free())
+ * and returns 0 or a VEP_ERR_*. */
+struct vep_signer {
+	const vep_key *pub;
+	int (*sign)(void *ctx, const vep_key *pub, const uint8_t *msg, size_t len,
+	    uint8_t **sig, size_t *siglen);
+	void *ctx;
+};
+
+/* A vep_signer sign function for a key that is here: pub has its private
+ * half; ctx unused. */
+int vep_signer_key_sign(void *ctx, const vep_key *pub, const uint8_t *msg, size_t len,
+    uint8_t **sig, size_t *siglen);
+
 /* Signs payload (a JSON object, borrowed) with k; the header is
  * {"alg":<k's alg>}. *out is new text (free()). */
 int vep_jws_sign(const vep_key *k, const json_t *payload, char **out);
+
+/* The same through a signer: VEP_ERR_ARG when it has no public key or no
+ * sign function, else what its sign returns. */
+int vep_jws_sign_with(const struct vep_signer *s, const json_t *payload, char **out);
 
 /* Parses len bytes of untrusted text. *out is new (vep_jws_free). */
 int vep_jws_parse(const char *text, size_t len, vep_jws **out);

@@ -155,7 +155,7 @@ def main():
             time.sleep(0.6)
             log = auth.stderr()[mark:]
             C.check("SIGHUP with %s: an error in the log" % what,
-                    "reload:" in log and "still serving the old keys" in log, log[-300:])
+                    "reload:" in log and "still serving the old configuration and keys" in log, log[-300:])
             C.eq("SIGHUP with %s: the old key is still served" % what, support(auth), before)
             rc, out = verify(w, auth, cl, pub)
             C.check("SIGHUP with %s: certificates still verify" % what, rc == 0, out)

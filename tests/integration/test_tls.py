@@ -129,7 +129,7 @@ r, _, der, _ = get(a, "/pk", context(os.path.join(tmp, "one.saved.crt")))
 C.eq("SIGHUP with a broken certificate: still served", r.status, 200)
 C.eq("... with the old certificate", hashlib.sha256(der).hexdigest(),
      hashlib.sha256(der1).hexdigest())
-C.check("... and the log says why", "still serving the old keys" in a.stderr(), a.stderr()[-300:])
+C.check("... and the log says why", "still serving the old configuration and keys" in a.stderr(), a.stderr()[-300:])
 with open(crt1, "wb") as f:
     f.write(open(crt2, "rb").read())
 os.replace(key2, key1 + ".new")

@@ -1,0 +1,230 @@
+/*
+ * keeper.c - the key process's body (contract in keeper.h): one thread per
+ * channel answering SIGN, LOAD and SPAWN until the network process closes
+ * it.
+ */
+#include "keeper.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "keeper_proto.h"
+#include "pam_client.h"
+#include "secmem.h"
+
+/* How long a channel's helper may take to end by itself after its socket
+ * closed, before SIGKILL, in milliseconds. */
+#define KEEPER_HELPER_GRACE_MS 1000
+
+struct keeper_srv {
+	const struct keeper_params *p;
+	char *helper_path;               /* owned */
+	pthread_rwlock_t lock;           /* guards cur and prev */
+	struct keyring *cur;             /* owned: the last load */
+	struct keyring *prev;            /* owned: the one before, still signing */
+};
+
+struct chan_srv {
+	struct keeper_srv *k;
+	int sock;
+	pid_t helper;                    /* this channel's helper, 0 when none */
+	pthread_t thread;
+	uint8_t body[KEEPER_BODY_MAX];
+};
+
+static int
+answer(int sock, uint32_t type, int rc, const void *body, size_t len, int fd)
+{
+	struct keeper_hdr h = { type, rc };
+
+	return keeper_send(sock, &h, body, len, fd);
+}
+
+static void
+do_sign(struct chan_srv *c, size_t len)
+{
+	char fp[65];
+	const vep_key *key;
+	uint8_t *sig = NULL;
+	size_t siglen = 0;
+	int rc = VEP_ERR_INVALID;
+
+	if (len < 64)
+		goto out;
+	memcpy(fp, c->body, 64);
+	fp[64] = '\0';
+	pthread_rwlock_rdlock(&c->k->lock);
+	if ((key = keyring_find(c->k->cur, fp)) == NULL)
+		key = keyring_find(c->k->prev, fp);
+	rc = key != NULL ? vep_key_sign(key, c->body + 64, len - 64, &sig, &siglen) :
+	    VEP_ERR_NOKEY;
+	pthread_rwlock_unlock(&c->k->lock);
+out:
+	answer(c->sock, KEEPER_SIGN, rc, sig, rc == 0 ? siglen : 0, -1);
+	free(sig);
+}
+
+/* The bundle's text in a sealed-size memfd, or -1. */
+static int
+bundle_fd(const json_t *bundle)
+{
+	char *text = json_dumps(bundle, JSON_COMPACT);
+	size_t len, off = 0;
+	ssize_t n;
+	int fd = -1;
+
+	if (text == NULL)
+		return -1;
+	len = strlen(text);
+	if ((fd = memfd_create("vep-bundle", MFD_CLOEXEC)) >= 0) {
+		while (off < len && (n = write(fd, text + off, len - off)) > 0)
+			off += (size_t)n;
+		if (off < len) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	/* It holds the TLS key: wiped (jansson's free wipes too). */
+	vep_memzero(text, len);
+	free(text);
+	return fd;
+}
+
+static void
+do_load(struct chan_srv *c)
+{
+	struct keyring *kr = NULL, *old;
+	json_t *bundle = NULL;
+	char err[1024];
+	int rc, fd = -1;
+
+	rc = keyring_load(c->k->p->config_path, c->k->p->make_cfg, c->k->p->make_cfg_arg, &kr,
+	    &bundle, err, sizeof(err));
+	if (rc == 0 && (fd = bundle_fd(bundle)) < 0) {
+		rc = VEP_ERR_NOMEM;
+		snprintf(err, sizeof(err), "cannot pass the keys on: %s", strerror(errno));
+	}
+	json_decref(bundle);
+	if (rc != 0) {
+		keyring_free(kr);
+		answer(c->sock, KEEPER_LOAD, rc, err, strlen(err), -1);
+		return;
+	}
+	pthread_rwlock_wrlock(&c->k->lock);
+	old = c->k->prev;
+	c->k->prev = c->k->cur;
+	c->k->cur = kr;
+	pthread_rwlock_unlock(&c->k->lock);
+	keyring_free(old);
+	answer(c->sock, KEEPER_LOAD, 0, NULL, 0, fd);
+	close(fd);
+}
+
+/* Waits up to grace_ms for pid to end, then kills it; reaps it. */
+static void
+end_helper(pid_t pid, int grace_ms)
+{
+	const struct timespec step = { 0, 10 * 1000 * 1000 };
+	int waited = 0;
+
+	while (waitpid(pid, NULL, WNOHANG) == 0) {
+		if (waited >= grace_ms) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			return;
+		}
+		nanosleep(&step, NULL);
+		waited += 10;
+	}
+}
+
+static void
+do_spawn(struct chan_srv *c)
+{
+	int32_t pid32;
+	pid_t pid = 0;
+	int fd = -1, rc;
+
+	/* The network process asks again only after it saw the last one's
+	 * socket close or misbehave: it goes now. */
+	if (c->helper != 0)
+		end_helper(c->helper, 0);
+	c->helper = 0;
+	rc = pam_client_exec_helper(c->k->helper_path, c->k->p->helper_env, &fd, &pid);
+	if (rc == 0)
+		c->helper = pid;
+	pid32 = (int32_t)pid;
+	answer(c->sock, KEEPER_SPAWN, rc, &pid32, sizeof(pid32), fd);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void *
+chan_thread(void *arg)
+{
+	struct chan_srv *c = arg;
+	struct keeper_hdr h;
+	size_t len;
+	int fd;
+
+	for (;;) {
+		if (keeper_recv(c->sock, &h, c->body, sizeof(c->body), &len, &fd, -1) != 0)
+			break;
+		if (fd >= 0)
+			close(fd);
+		switch (h.type) {
+		case KEEPER_SIGN: do_sign(c, len); break;
+		case KEEPER_LOAD: do_load(c); break;
+		case KEEPER_SPAWN: do_spawn(c); break;
+		default: answer(c->sock, h.type, VEP_ERR_INVALID, NULL, 0, -1); break;
+		}
+		vep_memzero(c->body, len);
+	}
+	close(c->sock);
+	/* Its socket in the network process is closed too: it ends itself. */
+	if (c->helper != 0)
+		end_helper(c->helper, KEEPER_HELPER_GRACE_MS);
+	return NULL;
+}
+
+void
+keeper_run(const struct keeper_params *p, const int *socks, size_t nchan)
+{
+	struct keeper_srv k;
+	struct chan_srv *c;
+	size_t i, started = 0;
+
+	/* Ctrl-C and the service manager's signals are for the network
+	 * process; this one ends when its channels close. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	memset(&k, 0, sizeof(k));
+	k.p = p;
+	if ((k.helper_path = pam_client_default_helper_path()) == NULL ||
+	    pthread_rwlock_init(&k.lock, NULL) != 0 ||
+	    (c = calloc(nchan, sizeof(*c))) == NULL)
+		_exit(1);
+	for (i = 0; i < nchan; i++) {
+		c[i].k = &k;
+		c[i].sock = socks[i];
+		if (pthread_create(&c[i].thread, NULL, chan_thread, &c[i]) != 0)
+			break;
+		started++;
+	}
+	for (i = 0; i < started; i++)
+		pthread_join(c[i].thread, NULL);
+	keyring_free(k.cur);
+	keyring_free(k.prev);
+	_exit(started == nchan ? 0 : 1);
+}

@@ -1,0 +1,89 @@
+/*
+ * keeper.h - privilege separation: the key process.
+ *
+ * The authority runs as two processes. The network process (the one started,
+ * which drops to the configured user after binding when started as root)
+ * serves HTTP and never reads, opens or maps a domain's private key. The
+ * key process, forked from it at start before any key is read, keeps the
+ * privileges it was started with and does what needs them:
+ *   - reads the configuration, the domain keys (self-tested), the TLS pair
+ *     and the alias tables (keyring.h), at start and on every reload, and
+ *     passes on everything but the private keys (the bundle);
+ *   - signs certificates' signing inputs with a domain's current key, named
+ *     by its public key's fingerprint (the current and the previous load's
+ *     keys answer, so a loop still serving the old set during a reload
+ *     gets its certificates signed);
+ *   - starts the PAM helpers (which must run with the privileges PAM
+ *     needs), replacing one when asked, and reaps them.
+ * Each event loop has its own channel (keeper_proto.h), answered by its own
+ * thread in the key process, so loops sign in parallel as before. The key
+ * process cannot be traced or dumped (PR_SET_DUMPABLE 0, RLIMIT_CORE 0,
+ * inherited), ignores terminal signals and ends when the network process
+ * closes its channels or dies (PR_SET_PDEATHSIG).
+ *
+ * The network side's calls block for the answer (a signature takes about
+ * as long as signing in the loop did; loading, only at start and reload).
+ */
+#ifndef AUTHORITY_KEEPER_H
+#define AUTHORITY_KEEPER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "key.h"
+#include "keyring.h"
+
+struct keeper_params {
+	const char *config_path;          /* NULL: built-in configuration */
+	keyring_config_fn make_cfg;       /* how configuration text becomes a config */
+	void *make_cfg_arg;
+	const char *const *helper_env;    /* extra PAM helper environment, may be NULL */
+};
+
+struct keeper;
+struct keeper_chan;
+
+/* Forks the key process with nchan channels (one per event loop). Call
+ * before any thread starts. Returns 0 with *out, or VEP_ERR_* with a
+ * reason in err. */
+int keeper_start(const struct keeper_params *p, size_t nchan, struct keeper **out,
+    char *err, size_t errlen);
+
+/* Channel i (borrowed; one thread at a time uses a channel). */
+struct keeper_chan *keeper_chan(struct keeper *k, size_t i);
+
+/* The key process's pid. */
+pid_t keeper_pid(const struct keeper *k);
+
+/* A descriptor that becomes readable when the key process has ended (a
+ * pidfd), for the network process to notice and stop. */
+int keeper_pidfd(const struct keeper *k);
+
+/* vep_signer's sign function (ctx: a struct keeper_chan *). Returns 0 or
+ * VEP_ERR_NOKEY (no current key with pub's fingerprint), VEP_ERR_IO (the
+ * key process is gone or did not answer: the channel stays broken). */
+int keeper_sign(void *ctx, const vep_key *pub, const uint8_t *msg, size_t len,
+    uint8_t **sig, size_t *siglen);
+
+/* Asks for a (re)load: on success *bundle (new reference) is what
+ * domain_set_from_bundle builds from, and the key process signs with the
+ * new keys from now on (and still with the previous load's). On failure
+ * the key process keeps what it had, and err says why. */
+int keeper_load(struct keeper_chan *c, json_t **bundle, char *err, size_t errlen);
+
+/* pam_client's spawn function (arg: a struct keeper_chan *): the key
+ * process kills and reaps the channel's previous helper, starts a new one
+ * and passes its socket. Returns 0 with *fd and *pid, or VEP_ERR_*. */
+int keeper_spawn_helper(void *arg, int *fd, pid_t *pid);
+
+/* Closes the channels and waits for the key process to end. NULL-safe. */
+void keeper_stop(struct keeper *k);
+
+/* The key process's body (keeper.c), run in the child: never returns. */
+void keeper_run(const struct keeper_params *p, const int *socks, size_t nchan)
+    __attribute__((noreturn));
+
+#endif
