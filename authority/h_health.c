@@ -8,6 +8,7 @@
 #include "authority.h"
 #include "db.h"
 #include "domain.h"
+#include "keeper.h"
 #include "log.h"
 #include "loop.h"
 #include "pam_client.h"
@@ -30,6 +31,8 @@ health_problem(const struct req *r)
 		return "database does not answer";
 	if (pam_client_helper_pid(r->loop->pam) == 0)
 		return "PAM helper not running";
+	if (!keeper_chan_ok(r->loop->keeper))
+		return "the key process does not answer";
 	return NULL;
 }
 

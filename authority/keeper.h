@@ -62,6 +62,10 @@ pid_t keeper_pid(const struct keeper *k);
  * pidfd), for the network process to notice and stop. */
 int keeper_pidfd(const struct keeper *k);
 
+/* 0 when a request on c went unanswered (the key process is gone or
+ * stalled; nothing more is asked on it), else 1. */
+int keeper_chan_ok(const struct keeper_chan *c);
+
 /* vep_signer's sign function (ctx: a struct keeper_chan *). Returns 0 or
  * VEP_ERR_NOKEY (no current key with pub's fingerprint), VEP_ERR_IO (the
  * key process is gone or did not answer: the channel stays broken). */

@@ -110,6 +110,12 @@ keeper_chan(struct keeper *k, size_t i)
 	return k != NULL && i < k->n ? &k->chans[i] : NULL;
 }
 
+int
+keeper_chan_ok(const struct keeper_chan *c)
+{
+	return c != NULL && !c->broken;
+}
+
 pid_t
 keeper_pid(const struct keeper *k)
 {

@@ -525,6 +525,8 @@ main(int argc, char **argv)
 	struct options o;
 	char err[1024];
 	size_t i, nloops;
+	uid_t uid;
+	gid_t gid;
 	int status = EXIT_RUNTIME;
 
 	memset(&a, 0, sizeof(a));
@@ -553,7 +555,8 @@ main(int argc, char **argv)
 		status = check_all(&o, a.cfg);
 		goto out;
 	}
-	if (check_permissions(a.cfg, err, sizeof(err)) != 0) {
+	if (check_permissions(a.cfg, err, sizeof(err)) != 0 || (geteuid() == 0 &&
+	    a.cfg->user != NULL && privdrop_lookup(a.cfg->user, &uid, &gid, err, sizeof(err)) != 0)) {
 		fprintf(stderr, "vep-authority: %s\n", err);
 		goto out;
 	}

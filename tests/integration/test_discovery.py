@@ -3,10 +3,12 @@ host-meta (XRD, JRD), WebFinger; HEAD, ETag/304, domain selection, errors,
 405 + Allow, security headers, and a clean SIGTERM exit."""
 
 import json
+import signal
 import os
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -306,11 +308,45 @@ def core_limit(pid):
     return None
 
 
+def descendants(pid):
+    kids = [int(x) for t in os.listdir("/proc/%d/task" % pid)
+            for x in open("/proc/%d/task/%s/children" % (pid, t)).read().split()]
+    return kids + [d for k in kids for d in descendants(k)]
+
+
+def comm(pid):
+    return open("/proc/%d/comm" % pid).read().strip()
+
+
 c.eq("server: core dumps off (RLIMIT_CORE 0)", core_limit(a.proc.pid), ["0", "0"])
-helpers = [int(x) for t in os.listdir("/proc/%d/task" % a.proc.pid)
-           for x in open("/proc/%d/task/%s/children" % (a.proc.pid, t)).read().split()]
-c.check("PAM helpers: core dumps off too",
-        helpers and all(core_limit(h) == ["0", "0"] for h in helpers), repr(helpers))
+procs = descendants(a.proc.pid)
+c.check("key process and PAM helpers: core dumps off too",
+        sorted(set(comm(p) for p in procs)) == ["vep-keeper", "vep-pam-helper"] and
+        all(core_limit(p) == ["0", "0"] for p in procs), repr([(p, comm(p)) for p in procs]))
+
+# A part down: /healthz says 503 and only "unavailable"; the log says which.
+# The PAM helpers are killed as fast as they come back (their respawn
+# backoff grows), until a health check lands while one is down.
+down = None
+for _ in range(40):
+    for p in descendants(a.proc.pid):
+        if comm(p) == "vep-pam-helper":
+            os.kill(p, signal.SIGKILL)
+    for _ in range(4):
+        r = a.get("/healthz")
+        if r.status == 503:
+            down = r
+            break
+    if down is not None:
+        break
+    time.sleep(0.01)
+c.check("PAM helper down: /healthz 503", down is not None)
+c.eq("... saying only 'unavailable'", down and down.json(), {"status": "unavailable"})
+c.check("... and the log says why", "health check failed: PAM helper not running" in a.stderr())
+t0 = time.time()
+while time.time() - t0 < 10 and a.get("/healthz").status != 200:
+    time.sleep(0.1)
+c.eq("helper back (respawned by the key process): /healthz 200", a.get("/healthz").status, 200)
 
 rc = a.stop()
 c.eq("SIGTERM: exit status 0", rc, 0)

@@ -1,4 +1,5 @@
-"""SIGHUP reloads the domain keys without a failed request.
+"""SIGHUP reloads the configuration and the domain keys without a failed
+request.
 
 While clients keep fetching the support document and asking for
 certificates, the key directory is broken three ways (garbage, a truncated
@@ -6,7 +7,10 @@ PEM, an RSA key whose private half does not sign for its public half) and
 SIGHUP sent each time: the old key stays in use, the log says why, and not
 one request fails. Then a real rotation (vep-keytool rotate) and SIGHUP:
 the documents change, the previous key stays published, and certificates
-issued afterwards verify against the new document. At start, the same
+issued afterwards verify against the new document. Then the configuration
+file: a broken one changes nothing and the log names file, line and key; a
+new max_age is served after SIGHUP, and a changed workers is logged as
+waiting for a restart. At start, the same
 self-test refuses a mismatched key before listening."""
 
 import base64
@@ -178,9 +182,41 @@ def main():
         time.sleep(0.5)   # every loop has swapped
         rc, out = verify(w, auth, cl, pub)
         C.check("certificates after the rotation verify against the new document", rc == 0, out)
+        # The configuration file is read again too: a broken one changes
+        # nothing; a good one changes what a reload can, and the log names
+        # what only a restart changes.
+        conf = open(w.config).read()
+        with open(w.config, "w") as f:
+            f.write(conf.replace("workers = 2", "workers = 2\nno_such_key = 1"))
+        mark = len(auth.stderr())
+        auth.send_signal(signal.SIGHUP)
+        time.sleep(0.6)
+        log = auth.stderr()[mark:]
+        C.check("SIGHUP with a broken configuration: the error names file, line and key",
+                re.search(r"reload: .*vep.conf:\d+: .*no_such_key.*still serving the old", log),
+                log[-300:])
+        C.check("... and the old max-age is still sent",
+                "max-age=300" in auth.get("/.well-known/browserid").header("Cache-Control"))
+        with open(w.config, "w") as f:
+            f.write(conf.replace("workers = 2", "workers = 3\nmax_age = 120"))
+        mark = len(auth.stderr())
+        auth.send_signal(signal.SIGHUP)
+        cc = ""
+        for _ in range(50):
+            cc = auth.get("/.well-known/browserid").header("Cache-Control")
+            if "max-age=120" in cc:
+                break
+            time.sleep(0.1)
+        C.check("SIGHUP with a new max_age: served from then on", "max-age=120" in cc, cc)
+        log = auth.stderr()[mark:]
+        C.check("... and the log says workers waits for a restart",
+                "workers changed in the configuration: takes effect at the next start" in log,
+                log[-300:])
+        with open(w.config, "w") as f:
+            f.write(conf)
         load.stop.set()
         load.join()
-        C.check("no request failed during %d requests and 4 reloads (%d failures)"
+        C.check("no request failed during %d requests and 6 reloads (%d failures)"
                 % (load.done, len(load.failures)),
                 not load.failures and load.done > 50, repr(load.failures[:5]))
     finally:
