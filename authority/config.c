@@ -17,6 +17,7 @@
 
 #include "email.h"
 #include "err.h"
+#include "proxy.h"
 #include "authority_limits.h"
 
 enum config_scope { SCOPE_GLOBAL, SCOPE_DOMAIN };
@@ -45,6 +46,7 @@ static int set_url(const struct config_key *, void *, const char *, const char *
 static int set_loglevel(const struct config_key *, void *, const char *, const char *, char *, size_t);
 static int set_name(const struct config_key *, void *, const char *, const char *, char *, size_t);
 static int set_suffix(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_proxies(const struct config_key *, void *, const char *, const char *, char *, size_t);
 
 #define G(m) offsetof(struct config, m)
 #define D(m) offsetof(struct config_domain, m)
@@ -79,6 +81,9 @@ static const struct config_key config_keys[] = {
 	  "reloaded on SIGHUP" },
 	{ "tls_key", SCOPE_GLOBAL, set_path, NULL, 0, 0, G(tls_key), 0,
 	  "PEM private key of tls_cert, mode 0600" },
+	{ "trusted_proxies", SCOPE_GLOBAL, set_proxies, NULL, 0, 0, G(trusted_proxies), 0,
+	  "addresses or prefixes (ADDR[/BITS], separated by spaces or commas) of reverse proxies "
+	  "whose X-Forwarded-For names the client; unset = the peer is the client" },
 	{ "user", SCOPE_GLOBAL, set_name, NULL, 1, LIMIT_USER_NAME_BYTES, G(user), 0,
 	  "when started as root: the unprivileged account the network process runs as after "
 	  "binding (the domain keys stay in a separate root process); unset = no change" },
@@ -348,6 +353,20 @@ set_name(const struct config_key *k, void *field, const char *text, const char *
 	return store_text(field, text, why, whylen);
 }
 
+static int
+set_proxies(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	struct proxy_list **dst = field, *l;
+	int rc;
+
+	if ((rc = proxy_list_parse(text, &l, why, whylen)) != 0)
+		return rc;
+	proxy_list_free(*dst);
+	*dst = l;
+	return VEP_OK;
+}
+
 /* Printable ASCII without spaces, '/' or ':' (the result is a user name
  * handed to PAM and NSS). */
 static int
@@ -430,6 +449,7 @@ config_free(struct config *cfg)
 	free(cfg->tls_cert);
 	free(cfg->tls_key);
 	free(cfg->user);
+	proxy_list_free(cfg->trusted_proxies);
 	free(cfg);
 }
 

@@ -28,6 +28,8 @@
 
 #include "log.h"
 
+struct proxy_list;
+
 struct config_domain {
 	char *name;          /* lowercase domain name, valid per vep_domain_valid */
 	char *key_dir;       /* absolute path of the vep_keydir directory */
@@ -56,6 +58,7 @@ struct config {
 	char *tls_cert;             /* PEM chain for native HTTPS, or NULL (plain HTTP) */
 	char *tls_key;              /* its PEM key (mode 0600), or NULL */
 	char *user;                 /* account to run the network process as, or NULL */
+	struct proxy_list *trusted_proxies; /* owned (proxy.h), or NULL: none */
 	long pam_timeout_s;         /* per attempt, then the worker is killed */
 	long pam_workers;           /* concurrent PAM attempts */
 	long pam_min_uid;           /* lowest UID that signs in; 0 = no check */

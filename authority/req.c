@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/queue.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent_ssl.h>
@@ -29,6 +30,7 @@
 #include "authority_limits.h"
 #include "log.h"
 #include "loop.h"
+#include "proxy.h"
 #include "secmem.h"
 #include "util.h"
 
@@ -131,6 +133,42 @@ peer_address(struct evhttp_request *ev, char *out, size_t outlen)
 		snprintf(out, outlen, "unknown");
 }
 
+/* Every X-Forwarded-For value in order, joined by commas, into buf; NULL
+ * when there is none or they do not fit (then the peer is the client). */
+static const char *
+forwarded_for(struct evhttp_request *ev, char *buf, size_t buflen)
+{
+	const struct evkeyvalq *h = evhttp_request_get_input_headers(ev);
+	const struct evkeyval *kv;
+	size_t used = 0, n;
+
+	buf[0] = '\0';
+	TAILQ_FOREACH(kv, h, next) {
+		if (strcasecmp(kv->key, "X-Forwarded-For") != 0)
+			continue;
+		n = strlen(kv->value);
+		if (used + n + 2 > buflen)
+			return NULL;
+		if (used > 0)
+			buf[used++] = ',';
+		memcpy(buf + used, kv->value, n + 1);
+		used += n;
+	}
+	return used > 0 ? buf : NULL;
+}
+
+/* The peer, or the client a trusted proxy names (proxy.h). */
+static void
+client_address(struct req *r)
+{
+	const struct proxy_list *trusted = authority_cfg(r->a)->trusted_proxies;
+	char peer[REQ_ADDR_BUFSZ], xff[PROXY_XFF_MAX + 1];
+
+	peer_address(r->ev, peer, sizeof(peer));
+	proxy_client_addr(trusted, peer, trusted != NULL ? forwarded_for(r->ev, xff,
+	    sizeof(xff)) : NULL, r->client_addr, sizeof(r->client_addr));
+}
+
 struct req *
 req_new(struct loop *l, struct evhttp_request *ev)
 {
@@ -157,7 +195,7 @@ req_new(struct loop *l, struct evhttp_request *ev)
 	if (r->target == NULL)
 		r->target = "";
 	clock_gettime(CLOCK_MONOTONIC, &r->start);
-	peer_address(ev, r->client_addr, sizeof(r->client_addr));
+	client_address(r);
 	return r;
 }
 

@@ -17,7 +17,7 @@ top=$(cd "$here/../.." && pwd)
 build=${1:-$top/build-fuzz}
 secs=${2:-60}
 [ $# -gt 2 ] && shift 2 || set --
-harnesses=${*:-"jws key_json cert backed support email api_body cookie ipc config"}
+harnesses=${*:-"jws key_json cert backed support email api_body cookie ipc config proxy"}
 artifacts="$build/fuzz-artifacts"
 mkdir -p "$artifacts"
 status=0
