@@ -11,11 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cert.h"
 #include "err.h"
 #include "keeper_proto.h"
 #include "pam_client.h"
@@ -49,10 +51,42 @@ answer(int sock, uint32_t type, int rc, const void *body, size_t len, int fd)
 	return keeper_send(sock, &h, body, len, fd);
 }
 
+/* 1 when msg is the signing input of an identity certificate this key may
+ * sign: its header names the key's algorithm, its issuer is the key's
+ * domain, the certified address is in that domain, and its lifetime is at
+ * most VEP_CERT_MAX_LIFETIME_MS. A network process that was taken over can
+ * still have certificates of its own domains signed (as it could ask for
+ * them anyway), but never anything else with a domain key. */
+static int
+input_ok(const vep_key *key, const char *domain, const uint8_t *msg, size_t len)
+{
+	static const char dummy_sig[] = ".AA";
+	vep_cert *cert = NULL;
+	char *text;
+	const char *at;
+	int ok = 0;
+
+	if (len > VEP_JWS_MAX_BYTES || (text = malloc(len + sizeof(dummy_sig))) == NULL)
+		return 0;
+	memcpy(text, msg, len);
+	memcpy(text + len, dummy_sig, sizeof(dummy_sig));
+	/* The strict parser of what verifiers read, on "input.AA". */
+	if (vep_cert_parse(text, len + sizeof(dummy_sig) - 1, &cert) == 0 &&
+	    cert->jws->alg == vep_key_alg(key) && strcmp(cert->issuer, domain) == 0 &&
+	    (at = strrchr(cert->email, '@')) != NULL && strcasecmp(at + 1, domain) == 0 &&
+	    cert->iat_ms >= 0 && cert->exp_ms > cert->iat_ms &&
+	    cert->exp_ms - cert->iat_ms <= VEP_CERT_MAX_LIFETIME_MS)
+		ok = 1;
+	vep_cert_free(cert);
+	free(text);
+	return ok;
+}
+
 static void
 do_sign(struct chan_srv *c, size_t len)
 {
 	char fp[65];
+	const char *domain = NULL;
 	const vep_key *key;
 	uint8_t *sig = NULL;
 	size_t siglen = 0;
@@ -63,10 +97,14 @@ do_sign(struct chan_srv *c, size_t len)
 	memcpy(fp, c->body, 64);
 	fp[64] = '\0';
 	pthread_rwlock_rdlock(&c->k->lock);
-	if ((key = keyring_find(c->k->cur, fp)) == NULL)
-		key = keyring_find(c->k->prev, fp);
-	rc = key != NULL ? vep_key_sign(key, c->body + 64, len - 64, &sig, &siglen) :
-	    VEP_ERR_NOKEY;
+	if ((key = keyring_find(c->k->cur, fp, &domain)) == NULL)
+		key = keyring_find(c->k->prev, fp, &domain);
+	if (key == NULL)
+		rc = VEP_ERR_NOKEY;
+	else if (!input_ok(key, domain, c->body + 64, len - 64))
+		rc = VEP_ERR_INVALID;
+	else
+		rc = vep_key_sign(key, c->body + 64, len - 64, &sig, &siglen);
 	pthread_rwlock_unlock(&c->k->lock);
 out:
 	answer(c->sock, KEEPER_SIGN, rc, sig, rc == 0 ? siglen : 0, -1);

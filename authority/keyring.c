@@ -216,13 +216,17 @@ out:
 }
 
 const vep_key *
-keyring_find(const struct keyring *kr, const char *fingerprint)
+keyring_find(const struct keyring *kr, const char *fingerprint, const char **domain)
 {
 	size_t i;
 
-	for (i = 0; kr != NULL && fingerprint != NULL && i < kr->n; i++)
-		if (strcmp(kr->fingerprints[i], fingerprint) == 0)
+	for (i = 0; kr != NULL && fingerprint != NULL && i < kr->n; i++) {
+		if (strcmp(kr->fingerprints[i], fingerprint) == 0) {
+			if (domain != NULL)
+				*domain = kr->cfg->domains[i].name;
 			return kr->sets[i].current;
+		}
+	}
 	return NULL;
 }
 

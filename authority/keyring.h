@@ -48,8 +48,10 @@ int keyring_load(const char *config_path, keyring_config_fn make_cfg, void *arg,
     struct keyring **out, json_t **bundle, char *err, size_t errlen);
 
 /* The current key (private half) of whichever domain's current key has
- * this fingerprint (vep_key_fingerprint), or NULL. Borrowed. */
-const vep_key *keyring_find(const struct keyring *kr, const char *fingerprint);
+ * this fingerprint (vep_key_fingerprint), or NULL; *domain (may be NULL)
+ * set to that domain's name. Borrowed. */
+const vep_key *keyring_find(const struct keyring *kr, const char *fingerprint,
+    const char **domain);
 
 /* Frees the keyring, wiping its keys. NULL-safe. */
 void keyring_free(struct keyring *kr);

@@ -1,0 +1,195 @@
+/*
+ * test_keeper.c - the key process (authority/keeper*.c, keyring.c) through
+ * its real fork and channels: the first load's bundle carries public keys
+ * and no private part; certificates it signs verify with the published key;
+ * it refuses to sign anything but a certificate of the key's own domain
+ * (arbitrary bytes, another issuer, an address elsewhere, a lifetime over
+ * 24 h, a header naming another algorithm) and keys it does not hold; a
+ * failed reload keeps the old keys and says why; after a rotation both the
+ * new key and the one before sign (a loop may still hold the old set); and
+ * when the process is killed, its pidfd says so and the channel reports the
+ * failure instead of hanging.
+ */
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "b64url.h"
+#include "cert.h"
+#include "config.h"
+#include "err.h"
+#include "keeper.h"
+#include "keydir.h"
+#include "util.h"
+
+static char dir[64], conf[128], keys[128];
+
+static int
+make_cfg(void *arg, const char *text, size_t len, struct config **out, char *err,
+    size_t errlen)
+{
+	return config_load_text(conf, text, len, out, err, errlen);
+}
+
+/* The domain's current public key from a bundle (new). */
+static vep_key *
+bundle_current(const json_t *bundle)
+{
+	vep_key *k = NULL;
+
+	vep_key_from_json(json_object_get(json_array_get(json_object_get(bundle, "domains"), 0),
+	    "current"), &k);
+	return k;
+}
+
+static int
+sign_cert(struct keeper_chan *c, const vep_key *pub, const char *iss, const char *email,
+    int64_t life_ms, const vep_key *user, char **out)
+{
+	struct vep_signer s = { pub, keeper_sign, c };
+	struct vep_cert_params p = { iss, email, user, 1000, 1000 + life_ms };
+
+	return vep_cert_sign_with(&s, &p, out);
+}
+
+/* Signs raw bytes through the channel. */
+static int
+sign_raw(struct keeper_chan *c, const vep_key *pub, const char *msg)
+{
+	uint8_t *sig = NULL;
+	size_t siglen = 0;
+	int rc = keeper_sign(c, pub, (const uint8_t *)msg, strlen(msg), &sig, &siglen);
+
+	free(sig);
+	return rc;
+}
+
+static void
+test_keeper(void)
+{
+	struct keeper_params kp = { conf, make_cfg, NULL, NULL };
+	struct keeper *k = NULL;
+	struct keeper_chan *c;
+	json_t *bundle = NULL;
+	vep_key *pub = NULL, *pub2 = NULL, *user = NULL, *other = NULL;
+	vep_cert *parsed = NULL;
+	char err[1024], *cert = NULL, *text, *h64, *p64, *forged;
+	const vep_key *keys1[1];
+	struct pollfd pfd;
+	FILE *f;
+
+	ASSERT_EQ(vep_key_generate_rsa(2048, &user), VEP_OK);
+	ASSERT_EQ(vep_key_generate_rsa(2048, &other), VEP_OK);
+	ASSERT_EQ(keeper_start(&kp, 2, &k, err, sizeof(err)), VEP_OK);
+	c = keeper_chan(k, 1);
+	ASSERT_TRUE(keeper_chan_ok(c));
+
+	ASSERT_EQ(keeper_load(c, &bundle, err, sizeof(err)), VEP_OK);
+	text = json_dumps(bundle, JSON_COMPACT);
+	ASSERT_TRUE(text != NULL && strstr(text, "\"d\"") == NULL && strstr(text, "PRIVATE") == NULL);
+	free(text);
+	pub = bundle_current(bundle);
+	ASSERT_TRUE(pub != NULL && !vep_key_has_private(pub));
+	json_decref(bundle);
+
+	/* A certificate of its domain: signed, and it verifies. */
+	ASSERT_EQ(sign_cert(c, pub, "example.test", "alice@example.test", 600000, user, &cert), 0);
+	ASSERT_EQ(vep_cert_parse(cert, strlen(cert), &parsed), VEP_OK);
+	keys1[0] = pub;
+	ASSERT_EQ(vep_cert_verify(parsed, keys1, 1, 2000), VEP_OK);
+	vep_cert_free(parsed);
+	free(cert);
+	cert = NULL;
+
+	/* Anything else: refused. */
+	ASSERT_EQ(sign_raw(c, pub, "any bytes at all"), VEP_ERR_INVALID);
+	ASSERT_EQ(sign_cert(c, pub, "example.org", "alice@example.org", 600000, user, &cert),
+	    VEP_ERR_INVALID);
+	ASSERT_EQ(sign_cert(c, pub, "example.test", "alice@example.org", 600000, user, &cert),
+	    VEP_ERR_INVALID);
+	ASSERT_EQ(sign_cert(c, pub, "example.test", "alice@example.test",
+	    VEP_CERT_MAX_LIFETIME_MS, user, &cert), VEP_OK);
+	free(cert);
+	cert = NULL;
+	/* A header naming another algorithm over a valid payload. */
+	h64 = vep_b64url_encode((const uint8_t *)"{\"alg\":\"DS128\"}", 15);
+	p64 = vep_b64url_encode((const uint8_t *)"{\"iss\":\"example.test\",\"iat\":1,\"exp\":2,"
+	    "\"public-key\":{\"algorithm\":\"RS\",\"n\":\"3\",\"e\":\"3\"},"
+	    "\"principal\":{\"email\":\"a@example.test\"}}", 117);
+	ASSERT_TRUE(h64 != NULL && p64 != NULL && asprintf(&forged, "%s.%s", h64, p64) > 0);
+	ASSERT_EQ(sign_raw(c, pub, forged), VEP_ERR_INVALID);
+	free(forged);
+	free(h64);
+	free(p64);
+	/* A key it does not hold. */
+	ASSERT_EQ(sign_cert(c, other, "example.test", "alice@example.test", 600000, user, &cert),
+	    VEP_ERR_NOKEY);
+
+	/* A broken key: the reload fails with the reason, the old key signs. */
+	if ((f = fopen(keys, "w")) != NULL) {
+		fputs("not a key\n", f);
+		fclose(f);
+	}
+	ASSERT_TRUE(keeper_load(c, &bundle, err, sizeof(err)) != VEP_OK && bundle == NULL);
+	ASSERT_TRUE(strstr(err, "key_dir") != NULL);
+	ASSERT_EQ(sign_cert(c, pub, "example.test", "alice@example.test", 600000, user, &cert), 0);
+	free(cert);
+	cert = NULL;
+
+	/* A rotation: the new key signs, and so does the previous one. */
+	unlink(keys);
+	ASSERT_EQ(vep_keydir_ensure(dir, NULL), VEP_OK);
+	ASSERT_EQ(keeper_load(keeper_chan(k, 0), &bundle, err, sizeof(err)), VEP_OK);
+	pub2 = bundle_current(bundle);
+	json_decref(bundle);
+	ASSERT_TRUE(pub2 != NULL && !vep_key_public_equal(pub, pub2));
+	ASSERT_EQ(sign_cert(c, pub2, "example.test", "alice@example.test", 600000, user, &cert), 0);
+	free(cert);
+	cert = NULL;
+	ASSERT_EQ(sign_cert(c, pub, "example.test", "alice@example.test", 600000, user, &cert), 0);
+	free(cert);
+	cert = NULL;
+
+	/* Killed: its pidfd is readable, the channel fails and stays failed. */
+	kill(keeper_pid(k), SIGKILL);
+	pfd.fd = keeper_pidfd(k);
+	pfd.events = POLLIN;
+	ASSERT_EQ(poll(&pfd, 1, 5000), 1);
+	ASSERT_EQ(sign_cert(c, pub2, "example.test", "alice@example.test", 600000, user, &cert),
+	    VEP_ERR_IO);
+	ASSERT_TRUE(!keeper_chan_ok(c));
+	keeper_stop(k);
+	vep_key_free(pub);
+	vep_key_free(pub2);
+	vep_key_free(user);
+	vep_key_free(other);
+}
+
+int main(void)
+{
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "/tmp/vep-keeper-XXXXXX");
+	if (mkdtemp(dir) == NULL) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(conf, sizeof(conf), "%s/vep.conf", dir);
+	snprintf(keys, sizeof(keys), "%s/current.pem", dir);
+	if (vep_keydir_ensure(dir, NULL) != 0 || (f = fopen(conf, "w")) == NULL) {
+		fprintf(stderr, "cannot set up %s\n", dir);
+		return 1;
+	}
+	fprintf(f, "state_dir = %s/state\n[domain example.test]\nkey_dir = %s\n", dir, dir);
+	fclose(f);
+	RUN(test_keeper);
+	unlink(conf);
+	unlink(keys);
+	rmdir(dir);
+	return harness_done();
+}
