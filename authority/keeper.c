@@ -23,10 +23,6 @@
 #include "pam_client.h"
 #include "secmem.h"
 
-/* How long a channel's helper may take to end by itself after its socket
- * closed, before SIGKILL, in milliseconds. */
-#define KEEPER_HELPER_GRACE_MS 1000
-
 struct keeper_srv {
 	const struct keeper_params *p;
 	char *helper_path;               /* owned */
@@ -167,24 +163,6 @@ do_load(struct chan_srv *c)
 	close(fd);
 }
 
-/* Waits up to grace_ms for pid to end, then kills it; reaps it. */
-static void
-end_helper(pid_t pid, int grace_ms)
-{
-	const struct timespec step = { 0, 10 * 1000 * 1000 };
-	int waited = 0;
-
-	while (waitpid(pid, NULL, WNOHANG) == 0) {
-		if (waited >= grace_ms) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			return;
-		}
-		nanosleep(&step, NULL);
-		waited += 10;
-	}
-}
-
 static void
 do_spawn(struct chan_srv *c)
 {
@@ -195,7 +173,7 @@ do_spawn(struct chan_srv *c)
 	/* The network process asks again only after it saw the last one's
 	 * socket close or misbehave: it goes now. */
 	if (c->helper != 0)
-		end_helper(c->helper, 0);
+		pam_client_stop_helper(c->helper, 0);
 	c->helper = 0;
 	rc = pam_client_exec_helper(c->k->helper_path, c->k->p->helper_env, &fd, &pid);
 	if (rc == 0)
@@ -230,7 +208,7 @@ chan_thread(void *arg)
 	close(c->sock);
 	/* Its socket in the network process is closed too: it ends itself. */
 	if (c->helper != 0)
-		end_helper(c->helper, KEEPER_HELPER_GRACE_MS);
+		pam_client_stop_helper(c->helper, PAM_CLIENT_STOP_GRACE_MS);
 	return NULL;
 }
 

@@ -298,6 +298,21 @@ on_stop(evutil_socket_t sig, short what, void *arg)
 		loop_stop(a->loops[i]);
 }
 
+/* Asks the key process to (re)load and builds the domain set from what it
+ * passes on. Returns 0 with *out, or VEP_ERR_* with a reason in err. */
+static int
+load_domains(struct authority *a, struct domain_set **out, char *err, size_t errlen)
+{
+	json_t *bundle = NULL;
+	int rc;
+
+	*out = NULL;
+	if ((rc = keeper_load(keeper_chan(a->keeper, 0), &bundle, err, errlen)) == 0)
+		rc = domain_set_from_bundle(bundle, a->make_cfg, a->make_cfg_arg, out, err, errlen);
+	json_decref(bundle);
+	return rc;
+}
+
 /* Asks the key process to read the configuration and keys again, builds
  * the new domain set from what it passes on and swaps it in whole: a
  * configuration or key that fails leaves everything as it was. */
@@ -306,16 +321,11 @@ on_reload(evutil_socket_t sig, short what, void *arg)
 {
 	struct authority *a = arg;
 	struct domain_set *next = NULL;
-	json_t *bundle = NULL;
 	char err[1024], names[256];
 	size_t i;
 	int rc;
 
-	if ((rc = keeper_load(keeper_chan(a->keeper, 0), &bundle, err, sizeof(err))) == 0)
-		rc = domain_set_from_bundle(bundle, a->make_cfg, a->make_cfg_arg, &next, err,
-		    sizeof(err));
-	json_decref(bundle);
-	if (rc != 0) {
+	if ((rc = load_domains(a, &next, err, sizeof(err))) != 0) {
 		log_error(&a->log, "reload: %s (still serving the old configuration and keys)", err);
 		return;
 	}
@@ -447,15 +457,10 @@ static int
 first_load(struct authority *a)
 {
 	struct domain_set *set = NULL;
-	json_t *bundle = NULL;
 	char err[1024];
 	int rc;
 
-	if ((rc = keeper_load(keeper_chan(a->keeper, 0), &bundle, err, sizeof(err))) == 0)
-		rc = domain_set_from_bundle(bundle, a->make_cfg, a->make_cfg_arg, &set, err,
-		    sizeof(err));
-	json_decref(bundle);
-	if (rc != 0) {
+	if ((rc = load_domains(a, &set, err, sizeof(err))) != 0) {
 		fprintf(stderr, "vep-authority: %s\n", err);
 		return EXIT_CONFIG;
 	}

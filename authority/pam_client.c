@@ -656,16 +656,13 @@ pid_t pam_client_helper_pid(const struct pam_client *pc)
 	return pc ? pc->pid : 0;
 }
 
-/* EOF on its socket makes the helper kill its workers and exit; give it
- * PAM_CLIENT_STOP_GRACE_MS, then SIGKILL (its workers follow through
- * PR_SET_PDEATHSIG). */
-static void stop_helper(pid_t pid)
+void pam_client_stop_helper(pid_t pid, uint32_t grace_ms)
 {
 	const struct timespec step = { 0, 10 * 1000 * 1000 };
 	uint32_t waited_ms = 0;
 
 	while (waitpid(pid, NULL, WNOHANG) == 0) {
-		if (waited_ms >= PAM_CLIENT_STOP_GRACE_MS) {
+		if (waited_ms >= grace_ms) {
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
 			return;
@@ -688,7 +685,7 @@ void pam_client_free(struct pam_client *pc)
 	}
 	close_channel(pc);
 	if (pc->pid != 0 && pc->spawn == NULL)
-		stop_helper(pc->pid);
+		pam_client_stop_helper(pc->pid, PAM_CLIENT_STOP_GRACE_MS);
 	if (pc->zombie != 0)
 		waitpid(pc->zombie, NULL, 0);
 	if (pc->ev_respawn)

@@ -89,6 +89,12 @@ char *pam_client_default_helper_path(void);
 int pam_client_exec_helper(const char *path, const char *const *extra_env, int *fd,
     pid_t *pid);
 
+/* Ends a helper we started: EOF on its socket (closed by the caller) makes
+ * it kill its workers and exit; it gets grace_ms, then SIGKILL (its workers
+ * follow through PR_SET_PDEATHSIG). Reaps it. Blocks: shutdown and the key
+ * process only. */
+void pam_client_stop_helper(pid_t pid, uint32_t grace_ms);
+
 /* Fills c with the defaults: helper next to the executable, service
  * PAMP_SERVICE_DEFAULT, PAMP_DEADLINE_MS_DEFAULT, PAMP_MAX_WORKERS_DEFAULT,
  * PAMP_MIN_UID_DEFAULT, no extra environment. */
