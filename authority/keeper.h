@@ -58,9 +58,9 @@ struct keeper_chan *keeper_chan(struct keeper *k, size_t i);
 /* The key process's pid. */
 pid_t keeper_pid(const struct keeper *k);
 
-/* A descriptor that becomes readable when the key process has ended (a
- * pidfd), for the network process to notice and stop. */
-int keeper_pidfd(const struct keeper *k);
+/* A descriptor that becomes readable (end of file) when the key process
+ * has ended, for the network process to notice and stop. */
+int keeper_life_fd(const struct keeper *k);
 
 /* 0 when a request on c went unanswered (the key process is gone or
  * stalled; nothing more is asked on it), else 1. */

@@ -13,7 +13,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,7 +27,7 @@ struct keeper_chan {
 
 struct keeper {
 	pid_t pid;
-	int pidfd;
+	int life;        /* read end of a pipe whose write end only the key process holds */
 	struct keeper_chan *chans;
 	size_t n;
 };
@@ -38,7 +37,7 @@ keeper_start(const struct keeper_params *p, size_t nchan, struct keeper **out, c
     size_t errlen)
 {
 	struct keeper *k;
-	int *theirs = NULL, sv[2], devnull;
+	int *theirs = NULL, sv[2], life[2] = { -1, -1 }, devnull;
 	pid_t parent = getpid();
 	size_t i;
 	int rc = VEP_ERR_NOMEM;
@@ -49,12 +48,17 @@ keeper_start(const struct keeper_params *p, size_t nchan, struct keeper **out, c
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	k->pidfd = -1;
-	for (i = 0; i < nchan; i++) {
+	k->life = -1;
+	for (i = 0; i < nchan; i++)
 		k->chans[i].sock = theirs[i] = -1;
-	}
 	k->n = nchan;
 	rc = VEP_ERR_IO;
+	/* When the key process ends, for whatever reason, the kernel closes
+	 * its end and ours reads end of file: no polling, no pid reuse. */
+	if (pipe2(life, O_CLOEXEC) != 0) {
+		snprintf(err, errlen, "cannot watch the key process: %s", strerror(errno));
+		goto fail;
+	}
 	for (i = 0; i < nchan; i++) {
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
 			snprintf(err, errlen, "cannot create the key process's channels: %s",
@@ -77,6 +81,7 @@ keeper_start(const struct keeper_params *p, size_t nchan, struct keeper **out, c
 			_exit(1);
 		for (i = 0; i < nchan; i++)
 			close(k->chans[i].sock);
+		close(life[0]);
 		if ((devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) >= 0) {
 			dup2(devnull, STDIN_FILENO);
 			dup2(devnull, STDOUT_FILENO);
@@ -87,12 +92,8 @@ keeper_start(const struct keeper_params *p, size_t nchan, struct keeper **out, c
 	for (i = 0; i < nchan; i++)
 		close(theirs[i]);
 	free(theirs);
-	k->pidfd = (int)syscall(SYS_pidfd_open, k->pid, 0);
-	if (k->pidfd < 0) {
-		snprintf(err, errlen, "cannot watch the key process: %s", strerror(errno));
-		keeper_stop(k);
-		return VEP_ERR_IO;
-	}
+	close(life[1]);
+	k->life = life[0];
 	*out = k;
 	return VEP_OK;
 fail:
@@ -100,6 +101,10 @@ fail:
 		if (theirs[i] >= 0)
 			close(theirs[i]);
 	free(theirs);
+	if (life[0] >= 0) {
+		close(life[0]);
+		close(life[1]);
+	}
 	keeper_stop(k);
 	return rc;
 }
@@ -123,9 +128,9 @@ keeper_pid(const struct keeper *k)
 }
 
 int
-keeper_pidfd(const struct keeper *k)
+keeper_life_fd(const struct keeper *k)
 {
-	return k != NULL ? k->pidfd : -1;
+	return k != NULL ? k->life : -1;
 }
 
 /* One request and its answer of the same type. */
@@ -290,8 +295,8 @@ keeper_stop(struct keeper *k)
 	/* Its threads end on end of file, after ending their helpers. */
 	if (k->pid > 0)
 		waitpid(k->pid, NULL, 0);
-	if (k->pidfd >= 0)
-		close(k->pidfd);
+	if (k->life >= 0)
+		close(k->life);
 	free(k->chans);
 	free(k);
 }

@@ -604,7 +604,7 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
-	keeper_ev = event_new(a.loops[0]->base, keeper_pidfd(a.keeper), EV_READ, on_keeper_gone, &a);
+	keeper_ev = event_new(a.loops[0]->base, keeper_life_fd(a.keeper), EV_READ, on_keeper_gone, &a);
 	if (keeper_ev == NULL || event_add(keeper_ev, NULL) != 0) {
 		log_error(&a.log, "cannot watch the key process");
 		goto out;

@@ -127,7 +127,14 @@ class Authority:
             if r:
                 c = os.read(fd, 1)
                 if not c:
-                    continue
+                    # End of file: it exited, or is about to.
+                    try:
+                        self.proc.wait(timeout=max(left, 0.1))
+                    except subprocess.TimeoutExpired:
+                        pass
+                    self.kill()
+                    raise RuntimeError("no listening line (exit %r): %s"
+                                       % (self.proc.returncode, self.stderr()))
                 line += c
         text = line.decode().strip()
         m = re.match(r"^listening on (https?)://(.*)$", text)

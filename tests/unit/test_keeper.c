@@ -7,7 +7,7 @@
  * 24 h, a header naming another algorithm) and keys it does not hold; a
  * failed reload keeps the old keys and says why; after a rotation both the
  * new key and the one before sign (a loop may still hold the old set); and
- * when the process is killed, its pidfd says so and the channel reports the
+ * when the process is killed, its life pipe says so and the channel reports the
  * failure instead of hanging.
  */
 #include <poll.h>
@@ -155,9 +155,9 @@ test_keeper(void)
 	free(cert);
 	cert = NULL;
 
-	/* Killed: its pidfd is readable, the channel fails and stays failed. */
+	/* Killed: its life pipe is readable, the channel fails and stays failed. */
 	kill(keeper_pid(k), SIGKILL);
-	pfd.fd = keeper_pidfd(k);
+	pfd.fd = keeper_life_fd(k);
 	pfd.events = POLLIN;
 	ASSERT_EQ(poll(&pfd, 1, 5000), 1);
 	ASSERT_EQ(sign_cert(c, pub2, "example.test", "alice@example.test", 600000, user, &cert),
