@@ -145,6 +145,10 @@ def main():
         C.eq("network process: supplementary groups", st.get("Groups"), [str(UID)])
         C.eq("network process: no-new-privileges", st["NoNewPrivs"], ["1"])
         C.eq("network process: no capabilities", st["CapEff"], ["0000000000000000"])
+        # Not dumpable: the kernel then gives its /proc/PID files to root, so
+        # no process of its own user may trace it or read its memory.
+        C.eq("network process: not dumpable (its /proc/PID/mem is root's)",
+             os.stat("/proc/%d/mem" % pid).st_uid, 0)
         keepers = [k for k in children(pid) if comm(k) == "vep-keeper"]
         C.eq("one key process, a child of the network process", len(keepers), 1)
         keeper = keepers[0]
