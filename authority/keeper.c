@@ -26,8 +26,9 @@
 struct keeper_srv {
 	const struct keeper_params *p;
 	char *helper_path;               /* owned */
-	pthread_rwlock_t lock;           /* guards cur and prev */
-	struct keyring *cur;             /* owned: the last load */
+	pthread_rwlock_t lock;           /* guards pending, cur and prev */
+	struct keyring *pending;         /* owned: loaded, not yet committed */
+	struct keyring *cur;             /* owned: the last committed load */
 	struct keyring *prev;            /* owned: the one before, still signing */
 };
 
@@ -93,7 +94,10 @@ do_sign(struct chan_srv *c, size_t len)
 	memcpy(fp, c->body, 64);
 	fp[64] = '\0';
 	pthread_rwlock_rdlock(&c->k->lock);
-	if ((key = keyring_find(c->k->cur, fp, &domain)) == NULL)
+	/* Pending too: loops take up a new set as soon as it is swapped in,
+	 * a moment before the commit arrives. */
+	if ((key = keyring_find(c->k->cur, fp, &domain)) == NULL &&
+	    (key = keyring_find(c->k->pending, fp, &domain)) == NULL)
 		key = keyring_find(c->k->prev, fp, &domain);
 	if (key == NULL)
 		rc = VEP_ERR_NOKEY;
@@ -143,6 +147,13 @@ do_load(struct chan_srv *c)
 
 	rc = keyring_load(c->k->p->config_path, c->k->p->make_cfg, c->k->p->make_cfg_arg, &kr,
 	    &bundle, err, sizeof(err));
+	/* Sockets speak HTTP or HTTPS from the start on. */
+	if (rc == 0 && c->k->cur != NULL &&
+	    (kr->cfg->tls_cert == NULL) != (c->k->cur->cfg->tls_cert == NULL)) {
+		rc = VEP_ERR_INVALID;
+		snprintf(err, sizeof(err), "switching between HTTP and HTTPS (tls_cert) needs a "
+		    "restart");
+	}
 	if (rc == 0 && (fd = bundle_fd(bundle)) < 0) {
 		rc = VEP_ERR_NOMEM;
 		snprintf(err, sizeof(err), "cannot pass the keys on: %s", strerror(errno));
@@ -154,13 +165,39 @@ do_load(struct chan_srv *c)
 		return;
 	}
 	pthread_rwlock_wrlock(&c->k->lock);
-	old = c->k->prev;
-	c->k->prev = c->k->cur;
-	c->k->cur = kr;
+	old = c->k->pending;
+	c->k->pending = kr;
 	pthread_rwlock_unlock(&c->k->lock);
 	keyring_free(old);
 	answer(c->sock, KEEPER_LOAD, 0, NULL, 0, fd);
 	close(fd);
+}
+
+/* The network process took the pending load up (cur becomes prev, which
+ * loops still holding the old set sign with until they let go) or did
+ * not (it is dropped). */
+static void
+do_commit(struct chan_srv *c, size_t len)
+{
+	struct keyring *drop;
+	int rc = VEP_OK;
+
+	pthread_rwlock_wrlock(&c->k->lock);
+	if (c->k->pending == NULL || len != 1) {
+		drop = NULL;
+		rc = VEP_ERR_INVALID;
+	} else if (c->body[0] == 1) {
+		drop = c->k->prev;
+		c->k->prev = c->k->cur;
+		c->k->cur = c->k->pending;
+	} else {
+		drop = c->k->pending;
+	}
+	if (rc == VEP_OK)
+		c->k->pending = NULL;
+	pthread_rwlock_unlock(&c->k->lock);
+	keyring_free(drop);
+	answer(c->sock, KEEPER_COMMIT, rc, NULL, 0, -1);
 }
 
 static void
@@ -201,6 +238,7 @@ chan_thread(void *arg)
 		case KEEPER_SIGN: do_sign(c, len); break;
 		case KEEPER_LOAD: do_load(c); break;
 		case KEEPER_SPAWN: do_spawn(c); break;
+		case KEEPER_COMMIT: do_commit(c, len); break;
 		default: answer(c->sock, h.type, VEP_ERR_INVALID, NULL, 0, -1); break;
 		}
 		vep_memzero(c->body, len);
@@ -240,6 +278,7 @@ keeper_run(const struct keeper_params *p, const int *socks, size_t nchan)
 	}
 	for (i = 0; i < started; i++)
 		pthread_join(c[i].thread, NULL);
+	keyring_free(k.pending);
 	keyring_free(k.cur);
 	keyring_free(k.prev);
 	_exit(started == nchan ? 0 : 1);

@@ -74,9 +74,15 @@ int keeper_sign(void *ctx, const vep_key *pub, const uint8_t *msg, size_t len,
 
 /* Asks for a (re)load: on success *bundle (new reference) is what
  * domain_set_from_bundle builds from, and the key process signs with the
- * new keys from now on (and still with the previous load's). On failure
- * the key process keeps what it had, and err says why. */
+ * new keys as well as the ones in use. On failure the key process keeps
+ * what it had, and err says why. A switch between HTTP and HTTPS is
+ * refused. */
 int keeper_load(struct keeper_chan *c, json_t **bundle, char *err, size_t errlen);
+
+/* After a successful keeper_load: taken (1: the new keys are in use; the
+ * ones in use before still sign until the next commit) or not (0: the
+ * loaded keys are dropped). Returns 0 or VEP_ERR_*. */
+int keeper_commit(struct keeper_chan *c, int taken);
 
 /* pam_client's spawn function (arg: a struct keeper_chan *): the key
  * process kills and reaps the channel's previous helper, starts a new one

@@ -259,6 +259,20 @@ keeper_load(struct keeper_chan *c, json_t **bundle, char *err, size_t errlen)
 }
 
 int
+keeper_commit(struct keeper_chan *c, int taken)
+{
+	struct keeper_hdr h;
+	uint8_t flag = taken ? 1 : 0;
+	size_t anslen = 0;
+	int rc, fd;
+
+	rc = ask(c, KEEPER_COMMIT, &flag, 1, &h, NULL, 0, &anslen, &fd, KEEPER_SIGN_TIMEOUT_MS);
+	if (fd >= 0)
+		close(fd);
+	return rc != 0 ? rc : h.rc;
+}
+
+int
 keeper_spawn_helper(void *arg, int *fd, pid_t *pid)
 {
 	struct keeper_chan *c = arg;

@@ -7,6 +7,7 @@
  *   SIGN   body: fingerprint (64 hex) + signing input -> rc, signature
  *   LOAD   body: empty -> rc, a memfd holding the bundle text (keyring.h),
  *          or on failure the reason as text
+ *   COMMIT body: 1 (the last LOAD is in use) or 0 (it was not taken up) -> rc
  *   SPAWN  body: empty -> rc, the helper's pid (int32) and its socket
  *
  * Must never carry a private key.
@@ -24,6 +25,7 @@ enum keeper_msg {
 	KEEPER_SIGN = 1,
 	KEEPER_LOAD = 2,
 	KEEPER_SPAWN = 3,
+	KEEPER_COMMIT = 4,
 };
 
 struct keeper_hdr {

@@ -299,7 +299,8 @@ on_stop(evutil_socket_t sig, short what, void *arg)
 }
 
 /* Asks the key process to (re)load and builds the domain set from what it
- * passes on. Returns 0 with *out, or VEP_ERR_* with a reason in err. */
+ * passes on. Returns 0 with *out (then tell the key process whether it was
+ * taken up: settle_domains), or VEP_ERR_* with a reason in err. */
 static int
 load_domains(struct authority *a, struct domain_set **out, char *err, size_t errlen)
 {
@@ -307,10 +308,24 @@ load_domains(struct authority *a, struct domain_set **out, char *err, size_t err
 	int rc;
 
 	*out = NULL;
-	if ((rc = keeper_load(keeper_chan(a->keeper, 0), &bundle, err, errlen)) == 0)
-		rc = domain_set_from_bundle(bundle, a->make_cfg, a->make_cfg_arg, out, err, errlen);
+	if ((rc = keeper_load(keeper_chan(a->keeper, 0), &bundle, err, errlen)) != 0)
+		return rc;
+	rc = domain_set_from_bundle(bundle, a->make_cfg, a->make_cfg_arg, out, err, errlen);
 	json_decref(bundle);
+	if (rc != 0)
+		(void)keeper_commit(keeper_chan(a->keeper, 0), 0);
 	return rc;
+}
+
+/* Tells the key process whether the last load is in use. A failure here
+ * means its channel is broken: the key process is gone or stalled, which
+ * the loops notice on their own. */
+static void
+settle_domains(struct authority *a, int taken)
+{
+	if (keeper_commit(keeper_chan(a->keeper, 0), taken) != 0)
+		log_error(&a->log, "the key process did not take the %s load", taken ? "new" :
+		    "refused");
 }
 
 /* Asks the key process to read the configuration and keys again, builds
@@ -333,17 +348,21 @@ on_reload(evutil_socket_t sig, short what, void *arg)
 		log_warn(&a->log, "reload: %s changed in the configuration: takes effect at the next "
 		    "start (the rest is reloaded)", names);
 	if ((next->tls == NULL) != (authority_domains(a)->tls == NULL)) {
+		/* The key process refuses this first; kept as a backstop. */
 		log_error(&a->log, "reload: switching between HTTP and HTTPS needs a restart "
 		    "(still serving the old configuration and keys)");
 		domain_set_free(next);
+		settle_domains(a, 0);
 		return;
 	}
 	if ((rc = authority_domains_swap(a, next)) != 0) {
 		log_error(&a->log, "reload: %s (still serving the old configuration and keys)",
 		    rc == VEP_ERR_EXISTS ? "the previous reload is still settling; send SIGHUP again"
 		    : vep_strerror(rc));
+		settle_domains(a, 0);
 		return;
 	}
+	settle_domains(a, 1);
 	for (i = 0; i < next->n; i++)
 		log_info(&a->log, "reload %s: configuration and keys loaded", next->v[i].cfg->name);
 	if (next->tls != NULL)
@@ -465,6 +484,7 @@ first_load(struct authority *a)
 		return EXIT_CONFIG;
 	}
 	atomic_store(&a->domains, set);
+	settle_domains(a, 1);
 	return 0;
 }
 

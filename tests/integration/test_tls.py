@@ -8,6 +8,7 @@ connections (a broken one leaves the old in use)."""
 import hashlib
 import http.client
 import os
+import re
 import signal
 import socket
 import ssl
@@ -140,5 +141,17 @@ r, _, der, _ = get(a, "/pk", context(crt2))
 C.eq("SIGHUP with a new certificate: served", r.status, 200)
 C.check("... new connections get the new certificate",
         hashlib.sha256(der).hexdigest() != hashlib.sha256(der1).hexdigest())
+# Dropping tls_cert/tls_key would make the sockets speak plain HTTP: a
+# reload refuses it (a restart does it), and HTTPS goes on.
+text = open(os.path.join(tmp, "a.conf")).read()
+vephelp.write(os.path.join(tmp, "a.conf"), re.sub(r"^tls_(cert|key) = .*\n", "", text, flags=re.M))
+mark = len(a.stderr())
+a.send_signal(signal.SIGHUP)
+time.sleep(0.6)
+C.check("SIGHUP without tls_cert: refused, a restart needed",
+        "switching between HTTP and HTTPS (tls_cert) needs a restart" in a.stderr()[mark:],
+        a.stderr()[mark:][-300:])
+r, _, der, _ = get(a, "/pk", context(crt2))
+C.eq("... HTTPS still served", r.status, 200)
 C.eq("clean exit", a.stop(), 0)
 sys.exit(C.finish())

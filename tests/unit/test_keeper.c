@@ -6,7 +6,8 @@
  * (arbitrary bytes, another issuer, an address elsewhere, a lifetime over
  * 24 h, a header naming another algorithm) and keys it does not hold; a
  * failed reload keeps the old keys and says why; after a rotation both the
- * new key and the one before sign (a loop may still hold the old set); and
+ * new key and the one before sign (a loop may still hold the old set), and
+ * a load the network process did not take up is dropped; and
  * when the process is killed, its life pipe says so and the channel reports the
  * failure instead of hanging.
  */
@@ -76,7 +77,7 @@ test_keeper(void)
 	struct keeper *k = NULL;
 	struct keeper_chan *c;
 	json_t *bundle = NULL;
-	vep_key *pub = NULL, *pub2 = NULL, *user = NULL, *other = NULL;
+	vep_key *pub = NULL, *pub2 = NULL, *pub3 = NULL, *user = NULL, *other = NULL;
 	vep_cert *parsed = NULL;
 	char err[1024], *cert = NULL, *text, *h64, *p64, *forged;
 	const vep_key *keys1[1];
@@ -96,6 +97,8 @@ test_keeper(void)
 	pub = bundle_current(bundle);
 	ASSERT_TRUE(pub != NULL && !vep_key_has_private(pub));
 	json_decref(bundle);
+	ASSERT_EQ(keeper_commit(c, 1), VEP_OK);
+	ASSERT_EQ(keeper_commit(c, 1), VEP_ERR_INVALID);   /* nothing pending */
 
 	/* A certificate of its domain: signed, and it verifies. */
 	ASSERT_EQ(sign_cert(c, pub, "example.test", "alice@example.test", 600000, user, &cert), 0);
@@ -154,6 +157,23 @@ test_keeper(void)
 	ASSERT_EQ(sign_cert(c, pub, "example.test", "alice@example.test", 600000, user, &cert), 0);
 	free(cert);
 	cert = NULL;
+	ASSERT_EQ(keeper_commit(keeper_chan(k, 0), 1), VEP_OK);
+	ASSERT_EQ(sign_cert(c, pub, "example.test", "alice@example.test", 600000, user, &cert), 0);
+	free(cert);
+	cert = NULL;
+
+	/* Another rotation, not taken up: its key never signs, the last does. */
+	unlink(keys);
+	ASSERT_EQ(vep_keydir_ensure(dir, NULL), VEP_OK);
+	ASSERT_EQ(keeper_load(keeper_chan(k, 0), &bundle, err, sizeof(err)), VEP_OK);
+	pub3 = bundle_current(bundle);
+	json_decref(bundle);
+	ASSERT_EQ(keeper_commit(keeper_chan(k, 0), 0), VEP_OK);
+	ASSERT_EQ(sign_cert(c, pub3, "example.test", "alice@example.test", 600000, user, &cert),
+	    VEP_ERR_NOKEY);
+	ASSERT_EQ(sign_cert(c, pub2, "example.test", "alice@example.test", 600000, user, &cert), 0);
+	free(cert);
+	cert = NULL;
 
 	/* Killed: its life pipe is readable, the channel fails and stays failed. */
 	kill(keeper_pid(k), SIGKILL);
@@ -166,6 +186,7 @@ test_keeper(void)
 	keeper_stop(k);
 	vep_key_free(pub);
 	vep_key_free(pub2);
+	vep_key_free(pub3);
 	vep_key_free(user);
 	vep_key_free(other);
 }
