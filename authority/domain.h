@@ -3,9 +3,10 @@
  * discovery documents, built once per key change and then served as bytes
  * with a precomputed ETag.
  *
- * Owns loading keys for the server and turning them into documents. Must
+ * Owns turning the key process's bundle (keyring.h: configuration text,
+ * public keys, alias tables, TLS pair) into domains and documents. Must
  * never parse HTTP or decide status codes (wellknown.c does), and never
- * hands private keys to anyone but the signer (domain_signing_key).
+ * sees a private domain key: those stay in the key process (keeper.h).
  */
 #ifndef AUTHORITY_DOMAIN_H
 #define AUTHORITY_DOMAIN_H
