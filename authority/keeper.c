@@ -111,7 +111,7 @@ out:
 	free(sig);
 }
 
-/* The bundle's text in a sealed-size memfd, or -1. */
+/* The bundle's text in a memfd, or -1. */
 static int
 bundle_fd(const json_t *bundle)
 {
@@ -143,13 +143,16 @@ do_load(struct chan_srv *c)
 	struct keyring *kr = NULL, *old;
 	json_t *bundle = NULL;
 	char err[1024];
-	int rc, fd = -1;
+	int rc, fd = -1, switches;
 
 	rc = keyring_load(c->k->p->config_path, c->k->p->make_cfg, c->k->p->make_cfg_arg, &kr,
 	    &bundle, err, sizeof(err));
 	/* Sockets speak HTTP or HTTPS from the start on. */
-	if (rc == 0 && c->k->cur != NULL &&
-	    (kr->cfg->tls_cert == NULL) != (c->k->cur->cfg->tls_cert == NULL)) {
+	pthread_rwlock_rdlock(&c->k->lock);
+	switches = rc == 0 && c->k->cur != NULL &&
+	    (kr->cfg->tls_cert == NULL) != (c->k->cur->cfg->tls_cert == NULL);
+	pthread_rwlock_unlock(&c->k->lock);
+	if (switches) {
 		rc = VEP_ERR_INVALID;
 		snprintf(err, sizeof(err), "switching between HTTP and HTTPS (tls_cert) needs a "
 		    "restart");
