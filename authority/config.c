@@ -493,13 +493,6 @@ config_restart_changes(const struct config *running, const struct config *next, 
 			snprintf(names + strlen(names), nameslen - strlen(names), "%s%s",
 			    n > 1 ? ", " : "", k->name);
 	}
-	/* Plain HTTP to HTTPS or back changes what the sockets speak. */
-	if ((running->tls_cert == NULL) != (next->tls_cert == NULL)) {
-		n++;
-		if (nameslen > 0 && strlen(names) + 12 < nameslen)
-			snprintf(names + strlen(names), nameslen - strlen(names), "%stls_cert",
-			    n > 1 ? ", " : "");
-	}
 	return n;
 }
 

@@ -93,7 +93,7 @@ demo_config(const char *state_dir, int make_key, struct config **out, char *err,
 {
 	struct config *cfg = NULL;
 	char *state = NULL, *keys = NULL, *kdir = NULL, msg[256];
-	int rc = VEP_ERR_NOMEM, created = 0;
+	int rc = VEP_ERR_NOMEM;
 
 	*out = NULL;
 	if (errlen > 0)
@@ -123,7 +123,7 @@ demo_config(const char *state_dir, int make_key, struct config **out, char *err,
 		goto out;
 	}
 	/* Only the key process may read or write the key (keeper.h). */
-	if (make_key && (rc = vep_keydir_ensure(kdir, &created)) != 0) {
+	if (make_key && (rc = vep_keydir_ensure(kdir, NULL)) != 0) {
 		snprintf(err, errlen, "%s: cannot create the demo key: %s", kdir, vep_strerror(rc));
 		goto out;
 	}

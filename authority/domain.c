@@ -170,7 +170,8 @@ domain_load_keys(struct domain *d, const json_t *entry)
 		rc = VEP_ERR_NOKEY;
 		goto out;
 	}
-	if ((rc = build_key_docs(&ks, &d->support, &d->pk)) != 0)
+	if ((rc = vep_key_fingerprint(ks.current, d->current_fp)) != 0 ||
+	    (rc = build_key_docs(&ks, &d->support, &d->pk)) != 0)
 		goto out;
 	d->keys = ks;
 	memset(&ks, 0, sizeof(ks));

@@ -105,7 +105,8 @@ issue(struct req *r, const struct domain *d, const vep_key *user, long life_s)
 {
 	struct db_audit_row row = { 0 };
 	struct vep_cert_params p;
-	struct vep_signer signer;
+	struct keeper_key key = { r->loop->keeper, d->current_fp };
+	struct vep_signer signer = { d->keys.current, keeper_sign, &key };
 	char fp[65], *cert = NULL;
 	int64_t now = vep_now_ms();
 	json_t *o;
@@ -118,9 +119,6 @@ issue(struct req *r, const struct domain *d, const vep_key *user, long life_s)
 	p.exp_ms = now + (int64_t)life_s * 1000;
 	if (p.exp_ms - p.iat_ms > VEP_CERT_MAX_LIFETIME_MS)
 		p.exp_ms = p.iat_ms + VEP_CERT_MAX_LIFETIME_MS;
-	signer.pub = d->keys.current;
-	signer.sign = keeper_sign;
-	signer.ctx = r->loop->keeper;
 	if ((rc = vep_key_fingerprint(user, fp)) != 0 ||
 	    (rc = vep_cert_sign_with(&signer, &p, &cert)) != 0) {
 		log_error(&r->a->log, "certificate for %s: %s", d->cfg->name, vep_strerror(rc));

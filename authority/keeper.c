@@ -14,7 +14,6 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cert.h"
@@ -111,19 +110,24 @@ out:
 	free(sig);
 }
 
-/* The bundle's text in a memfd, or -1. */
+/* The bundle's text in a memfd, or -1 with errno (EFBIG: over
+ * KEEPER_BUNDLE_MAX, which the network process would refuse). */
 static int
 bundle_fd(const json_t *bundle)
 {
 	char *text = json_dumps(bundle, JSON_COMPACT);
 	size_t len, off = 0;
 	ssize_t n;
-	int fd = -1;
+	int fd = -1, e;
 
-	if (text == NULL)
+	if (text == NULL) {
+		errno = ENOMEM;
 		return -1;
+	}
 	len = strlen(text);
-	if ((fd = memfd_create("vep-bundle", MFD_CLOEXEC)) >= 0) {
+	if (len > KEEPER_BUNDLE_MAX)
+		errno = EFBIG;
+	else if ((fd = memfd_create("vep-bundle", MFD_CLOEXEC)) >= 0) {
 		while (off < len && (n = write(fd, text + off, len - off)) > 0)
 			off += (size_t)n;
 		if (off < len) {
@@ -131,9 +135,11 @@ bundle_fd(const json_t *bundle)
 			fd = -1;
 		}
 	}
+	e = errno;
 	/* It holds the TLS key: wiped (jansson's free wipes too). */
 	vep_memzero(text, len);
 	free(text);
+	errno = e;
 	return fd;
 }
 
@@ -158,8 +164,9 @@ do_load(struct chan_srv *c)
 		    "restart");
 	}
 	if (rc == 0 && (fd = bundle_fd(bundle)) < 0) {
-		rc = VEP_ERR_NOMEM;
-		snprintf(err, sizeof(err), "cannot pass the keys on: %s", strerror(errno));
+		rc = errno == EFBIG ? VEP_ERR_TOOBIG : VEP_ERR_NOMEM;
+		snprintf(err, sizeof(err), "cannot pass the keys on: %s", errno == EFBIG ?
+		    "keys and alias tables come to more than 256 MiB" : strerror(errno));
 	}
 	json_decref(bundle);
 	if (rc != 0) {

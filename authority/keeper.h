@@ -66,8 +66,18 @@ int keeper_life_fd(const struct keeper *k);
  * stalled; nothing more is asked on it), else 1. */
 int keeper_chan_ok(const struct keeper_chan *c);
 
-/* vep_signer's sign function (ctx: a struct keeper_chan *). Returns 0 or
- * VEP_ERR_NOKEY (no current key with pub's fingerprint), VEP_ERR_IO (the
+/* A domain key held by the key process, as the network process names it:
+ * the fingerprint (vep_key_fingerprint) of its public half, computed once
+ * per load (struct domain), and the channel to ask on. */
+struct keeper_key {
+	struct keeper_chan *chan;
+	const char *fingerprint;
+};
+
+/* vep_signer's sign function (ctx: a struct keeper_key *; pub is not
+ * looked at). Returns 0 or VEP_ERR_NOKEY (no current key with that
+ * fingerprint), VEP_ERR_INVALID (msg is not a certificate of the key's
+ * domain), VEP_ERR_TOOBIG (msg over KEEPER_BODY_MAX - 64), VEP_ERR_IO (the
  * key process is gone or did not answer: the channel stays broken). */
 int keeper_sign(void *ctx, const vep_key *pub, const uint8_t *msg, size_t len,
     uint8_t **sig, size_t *siglen);

@@ -161,25 +161,25 @@ int
 keeper_sign(void *ctx, const vep_key *pub, const uint8_t *msg, size_t len, uint8_t **sig,
     size_t *siglen)
 {
-	struct keeper_chan *c = ctx;
+	const struct keeper_key *key = ctx;
 	struct keeper_hdr h;
 	uint8_t *req = NULL, ans[1024];
 	size_t anslen = 0;
-	char fp[65];
 	int rc, fd;
 
+	(void)pub;
 	*sig = NULL;
 	*siglen = 0;
 	if (len > KEEPER_BODY_MAX - 64)
 		return VEP_ERR_TOOBIG;
-	if ((rc = vep_key_fingerprint(pub, fp)) != 0)
-		return rc;
+	if (strlen(key->fingerprint) != 64)
+		return VEP_ERR_ARG;
 	if ((req = malloc(64 + len)) == NULL)
 		return VEP_ERR_NOMEM;
-	memcpy(req, fp, 64);
+	memcpy(req, key->fingerprint, 64);
 	memcpy(req + 64, msg, len);
-	rc = ask(c, KEEPER_SIGN, req, 64 + len, &h, ans, sizeof(ans), &anslen, &fd,
-	    KEEPER_SIGN_TIMEOUT_MS);
+	rc = ask(key->chan, KEEPER_SIGN, req, 64 + len, &h, ans, sizeof(ans), &anslen, &fd,
+	    KEEPER_ANSWER_TIMEOUT_MS);
 	free(req);
 	if (fd >= 0)
 		close(fd);
@@ -266,7 +266,7 @@ keeper_commit(struct keeper_chan *c, int taken)
 	size_t anslen = 0;
 	int rc, fd;
 
-	rc = ask(c, KEEPER_COMMIT, &flag, 1, &h, NULL, 0, &anslen, &fd, KEEPER_SIGN_TIMEOUT_MS);
+	rc = ask(c, KEEPER_COMMIT, &flag, 1, &h, NULL, 0, &anslen, &fd, KEEPER_ANSWER_TIMEOUT_MS);
 	if (fd >= 0)
 		close(fd);
 	return rc != 0 ? rc : h.rc;
@@ -283,7 +283,7 @@ keeper_spawn_helper(void *arg, int *fd, pid_t *pid)
 
 	*pid = 0;
 	rc = ask(c, KEEPER_SPAWN, NULL, 0, &h, &pid32, sizeof(pid32), &anslen, fd,
-	    KEEPER_SIGN_TIMEOUT_MS);
+	    KEEPER_ANSWER_TIMEOUT_MS);
 	if (rc == 0 && (h.rc != 0 || anslen != sizeof(pid32) || *fd < 0))
 		rc = h.rc != 0 ? h.rc : VEP_ERR_IO;
 	if (rc != 0) {

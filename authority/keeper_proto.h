@@ -38,8 +38,9 @@ struct keeper_hdr {
 #define KEEPER_BODY_MAX (VEP_JWS_MAX_BYTES + 1024)
 /* Largest bundle accepted from a memfd (alias tables are up to 16 MiB). */
 #define KEEPER_BUNDLE_MAX (256L * 1024 * 1024)
-/* How long the network process waits for an answer, in milliseconds. */
-#define KEEPER_SIGN_TIMEOUT_MS 10000
+/* How long the network process waits for an answer (a signature, a helper,
+ * a commit; a load reads files and may take longer), in milliseconds. */
+#define KEEPER_ANSWER_TIMEOUT_MS 10000
 #define KEEPER_LOAD_TIMEOUT_MS 120000
 
 /* Sends one message, passing fd when fd >= 0. Returns 0 or VEP_ERR_IO. */

@@ -64,11 +64,10 @@ key_or_null(const vep_key *k)
 	return k != NULL ? vep_key_to_json(k) : json_null();
 }
 
-/* Reads a file into a JSON string (new reference) with reader. */
-typedef int (*file_reader)(const char *path, char **out, size_t *len, char *err, size_t errlen);
-
+/* The alias table at path as a JSON string, or JSON null without one
+ * (new reference). */
 static int
-file_string(file_reader read, const char *path, json_t **out, char *err, size_t errlen)
+aliases_string(const char *path, json_t **out, char *err, size_t errlen)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -79,13 +78,12 @@ file_string(file_reader read, const char *path, json_t **out, char *err, size_t 
 		*out = json_null();
 		return VEP_OK;
 	}
-	if ((rc = read(path, &text, &len, err, errlen)) != 0)
+	if ((rc = account_read_aliases(path, &text, &len, err, errlen)) != 0)
 		return rc;
 	if ((*out = json_stringn_nocheck(text, len)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		rc = VEP_ERR_NOMEM;
 	}
-	vep_memzero(text, len);
 	free(text);
 	return rc;
 }
@@ -110,8 +108,7 @@ load_domain(const struct config *cfg, size_t i, struct vep_keyset *ks, char fp[6
 		    "half (damaged or mismatched key file)" : vep_strerror(rc));
 		return rc;
 	}
-	if ((rc = file_string(account_read_aliases, cd->account_aliases, &aliases, msg,
-	    sizeof(msg))) != 0) {
+	if ((rc = aliases_string(cd->account_aliases, &aliases, msg, sizeof(msg))) != 0) {
 		snprintf(err, errlen, "%s:%u: [domain %s] account_aliases: %s", file,
 		    cd->account_aliases_line, cd->name, msg);
 		return rc;

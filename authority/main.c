@@ -347,14 +347,6 @@ on_reload(evutil_socket_t sig, short what, void *arg)
 	if (config_restart_changes(a->cfg, next->cfg, names, sizeof(names)) > 0)
 		log_warn(&a->log, "reload: %s changed in the configuration: takes effect at the next "
 		    "start (the rest is reloaded)", names);
-	if ((next->tls == NULL) != (authority_domains(a)->tls == NULL)) {
-		/* The key process refuses this first; kept as a backstop. */
-		log_error(&a->log, "reload: switching between HTTP and HTTPS needs a restart "
-		    "(still serving the old configuration and keys)");
-		domain_set_free(next);
-		settle_domains(a, 0);
-		return;
-	}
 	if ((rc = authority_domains_swap(a, next)) != 0) {
 		log_error(&a->log, "reload: %s (still serving the old configuration and keys)",
 		    rc == VEP_ERR_EXISTS ? "the previous reload is still settling; send SIGHUP again"
@@ -422,20 +414,45 @@ raise_nofile(const struct log *lg)
 		log_warn(lg, "cannot raise the descriptor limit: %s", strerror(errno));
 }
 
-/* Creates the loops (loop 0 first: the others bind the port it got), gives
- * up root when a user is configured (after binding, before reading a byte
- * from anyone), opens the rest of each loop, and starts every loop but 0
- * in its thread. */
+/* Whom the network process serves as. */
+struct run_as {
+	int drop;       /* 1: started as root with `user`: drop to uid:gid */
+	uid_t uid;
+	gid_t gid;
+};
+
+/* Looks `user` up when it will be used (started as root) or when always
+ * (--check). Returns 0, or VEP_ERR_INVALID with "FILE: key 'user': ..." in
+ * err. */
 static int
-start_loops(struct authority *a, size_t n, char *err, size_t errlen)
+resolve_user(const struct config *cfg, int always, struct run_as *as, char *err,
+    size_t errlen)
+{
+	char msg[512];
+
+	memset(as, 0, sizeof(*as));
+	if (cfg->user == NULL || (!always && geteuid() != 0))
+		return VEP_OK;
+	if (privdrop_lookup(cfg->user, &as->uid, &as->gid, msg, sizeof(msg)) != 0) {
+		snprintf(err, errlen, "%s: %s", cfg->path != NULL ? cfg->path : "demo", msg);
+		return VEP_ERR_INVALID;
+	}
+	as->drop = geteuid() == 0;
+	return VEP_OK;
+}
+
+/* Creates the loops (loop 0 first: the others bind the port it got), gives
+ * up root when as says so (after binding, before reading a byte from
+ * anyone), opens the rest of each loop, and starts every loop but 0 in its
+ * thread. */
+static int
+start_loops(struct authority *a, size_t n, const struct run_as *as, char *err, size_t errlen)
 {
 	size_t i;
-	uid_t uid = 0;
-	gid_t gid = 0;
-	int rc, drop = geteuid() == 0 && a->cfg->user != NULL;
+	int rc;
 
-	if (drop && ((rc = privdrop_lookup(a->cfg->user, &uid, &gid, err, errlen)) != 0 ||
-	    (rc = privdrop_own_state(a->cfg->state_dir, uid, gid, err, errlen)) != 0))
+	if (as->drop && (rc = privdrop_own_state(a->cfg->state_dir, as->uid, as->gid, err,
+	    errlen)) != 0)
 		return rc;
 	if ((a->loops = calloc(n, sizeof(*a->loops))) == NULL)
 		return VEP_ERR_NOMEM;
@@ -445,11 +462,11 @@ start_loops(struct authority *a, size_t n, char *err, size_t errlen)
 		if ((rc = loop_new(a, i, listen, &a->loops[i], err, errlen)) != 0)
 			return rc;
 	}
-	if (drop) {
-		if ((rc = privdrop_to(uid, gid, err, errlen)) != 0)
+	if (as->drop) {
+		if ((rc = privdrop_to(as->uid, as->gid, err, errlen)) != 0)
 			return rc;
 		log_info(&a->log, "serving as user %s (uid %u); the domain keys and PAM stay with "
-		    "the key process (pid %d)", a->cfg->user, (unsigned)uid,
+		    "the key process (pid %d)", a->cfg->user, (unsigned)as->uid,
 		    (int)keeper_pid(a->keeper));
 	} else if (geteuid() == 0) {
 		log_warn(&a->log, "running as root: set 'user' so the network process drops root "
@@ -497,9 +514,8 @@ check_all(const struct options *o, const struct config *cfg)
 	struct config_source src = { o, o->demo };
 	struct keyring *kr = NULL;
 	json_t *bundle = NULL;
+	struct run_as as;
 	char err[1024];
-	uid_t uid;
-	gid_t gid;
 	int rc;
 
 	rc = keyring_load(o->demo ? NULL : o->config, make_config, &src, &kr, &bundle, err,
@@ -510,8 +526,8 @@ check_all(const struct options *o, const struct config *cfg)
 		rc = check_permissions(cfg, err, sizeof(err));
 	if (rc == 0 && !o->demo)
 		rc = check_deployment(cfg, err, sizeof(err));
-	if (rc == 0 && cfg->user != NULL)
-		rc = privdrop_lookup(cfg->user, &uid, &gid, err, sizeof(err));
+	if (rc == 0)
+		rc = resolve_user(cfg, 1, &as, err, sizeof(err));
 	if (rc != 0) {
 		fprintf(stderr, "vep-authority: %s\n", err);
 		return EXIT_CONFIG;
@@ -550,8 +566,7 @@ main(int argc, char **argv)
 	struct options o;
 	char err[1024];
 	size_t i, nloops;
-	uid_t uid;
-	gid_t gid;
+	struct run_as as;
 	int status = EXIT_RUNTIME;
 
 	memset(&a, 0, sizeof(a));
@@ -580,8 +595,8 @@ main(int argc, char **argv)
 		status = check_all(&o, a.cfg);
 		goto out;
 	}
-	if (check_permissions(a.cfg, err, sizeof(err)) != 0 || (geteuid() == 0 &&
-	    a.cfg->user != NULL && privdrop_lookup(a.cfg->user, &uid, &gid, err, sizeof(err)) != 0)) {
+	if (check_permissions(a.cfg, err, sizeof(err)) != 0 ||
+	    resolve_user(a.cfg, 0, &as, err, sizeof(err)) != 0) {
 		fprintf(stderr, "vep-authority: %s\n", err);
 		goto out;
 	}
@@ -612,7 +627,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	raise_nofile(&a.log);
-	if (start_loops(&a, nloops, err, sizeof(err)) != 0) {
+	if (start_loops(&a, nloops, &as, err, sizeof(err)) != 0) {
 		log_error(&a.log, "%s", err);
 		goto out;
 	}

@@ -543,21 +543,20 @@ int pam_client_new(struct event_base *base, const struct pam_client_config *cfg,
 	pc->service = strdup(cfg->service);
 	pc->spawn = cfg->spawn;
 	pc->spawn_arg = cfg->spawn_arg;
-	pc->helper_path = cfg->helper_path ? strdup(cfg->helper_path) :
-	    pam_client_default_helper_path();
-	if (pc->service == NULL || pc->helper_path == NULL)
-		goto out;
-	rc = copy_env(pc, cfg->extra_env);
-	if (rc != VEP_OK)
-		goto out;
-	rc = VEP_ERR_NOMEM;
 	pc->ev_respawn = evtimer_new(base, respawn_cb, pc);
 	pc->ev_reap = event_new(base, -1, EV_PERSIST, reap_cb, pc);
-	if (pc->ev_respawn == NULL || pc->ev_reap == NULL)
+	if (pc->service == NULL || pc->ev_respawn == NULL || pc->ev_reap == NULL)
 		goto out;
-	rc = VEP_ERR_IO;
-	if (pc->spawn == NULL && access(pc->helper_path, X_OK) != 0)
-		goto out;
+	/* Only a helper started here needs a path and an environment. */
+	if (pc->spawn == NULL) {
+		pc->helper_path = cfg->helper_path ? strdup(cfg->helper_path) :
+		    pam_client_default_helper_path();
+		if (pc->helper_path == NULL || (rc = copy_env(pc, cfg->extra_env)) != VEP_OK)
+			goto out;
+		rc = VEP_ERR_IO;
+		if (access(pc->helper_path, X_OK) != 0)
+			goto out;
+	}
 	rc = helper_spawn(pc);
 	if (rc != VEP_OK)
 		goto out;

@@ -49,7 +49,8 @@ struct pam_client;
 typedef int (*pam_client_spawn_fn)(void *arg, int *fd, pid_t *pid);
 
 struct pam_client_config {
-	/* NULL: fork and exec helper_path from this process. */
+	/* NULL: fork and exec helper_path from this process (helper_path and
+	 * extra_env are used only then). */
 	pam_client_spawn_fn spawn;
 	void *spawn_arg;
 	/* Path of vep-pam-helper; NULL: "vep-pam-helper" in the directory of

@@ -33,11 +33,14 @@ openssl_reason(char *err, size_t errlen, const char *what, const char *path)
 	ERR_clear_error();
 }
 
-/* Reads a whole PEM file of at most TLS_PEM_MAX bytes into a new buffer. */
+/* Reads a whole PEM file of at most TLS_PEM_MAX bytes into a new buffer;
+ * a private one must not be readable by group or others (checked on the
+ * file opened, so a rename in between cannot slip another in). */
 static int
-read_pem(const char *what, const char *path, char **out, size_t *outlen, char *err,
-    size_t errlen)
+read_pem(const char *what, const char *path, int private, char **out, size_t *outlen,
+    char *err, size_t errlen)
 {
+	struct stat st;
 	FILE *f;
 	char *buf;
 	size_t n;
@@ -47,6 +50,12 @@ read_pem(const char *what, const char *path, char **out, size_t *outlen, char *e
 	if ((f = fopen(path, "re")) == NULL) {
 		snprintf(err, errlen, "%s '%s': cannot read it: %s", what, path, strerror(errno));
 		return VEP_ERR_IO;
+	}
+	if (private && (fstat(fileno(f), &st) != 0 || (st.st_mode & 077) != 0)) {
+		fclose(f);
+		snprintf(err, errlen, "%s '%s': readable by group or others (chmod 600 it)", what,
+		    path);
+		return VEP_ERR_PERM;
 	}
 	if ((buf = malloc(TLS_PEM_MAX + 1)) == NULL) {
 		fclose(f);
@@ -73,26 +82,18 @@ int
 tls_read_files(const char *cert_path, const char *key_path, char **cert_pem, size_t *cert_len,
     char **key_pem, size_t *key_len, char *err, size_t errlen)
 {
-	struct stat st;
 	int rc;
 
 	*cert_pem = *key_pem = NULL;
 	*cert_len = *key_len = 0;
-	if (stat(key_path, &st) != 0) {
-		snprintf(err, errlen, "TLS key '%s': cannot read it", key_path);
-		return VEP_ERR_IO;
-	}
-	if ((st.st_mode & 077) != 0) {
-		snprintf(err, errlen, "TLS key '%s': readable by group or others (chmod 600 it)",
-		    key_path);
-		return VEP_ERR_PERM;
-	}
-	if ((rc = read_pem("TLS certificate", cert_path, cert_pem, cert_len, err, errlen)) != 0)
+	if ((rc = read_pem("TLS key", key_path, 1, key_pem, key_len, err, errlen)) != 0)
 		return rc;
-	if ((rc = read_pem("TLS key", key_path, key_pem, key_len, err, errlen)) != 0) {
-		free(*cert_pem);
-		*cert_pem = NULL;
-		*cert_len = 0;
+	if ((rc = read_pem("TLS certificate", cert_path, 0, cert_pem, cert_len, err,
+	    errlen)) != 0) {
+		vep_memzero(*key_pem, *key_len);
+		free(*key_pem);
+		*key_pem = NULL;
+		*key_len = 0;
 	}
 	return rc;
 }

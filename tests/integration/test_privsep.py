@@ -9,7 +9,8 @@ mapping of both processes; found in the key process (so the search works),
 absent from the network process. Then the service works as the unprivileged
 user: sign-in through PAM (helpers started by the key process), certificate
 issuance that verifies, a PAM helper killed and replaced, a key rotation
-reloaded with SIGHUP. The state directory and database belong to the user.
+reloaded with SIGHUP. The state directory and database belong to the user;
+a state directory that is a symbolic link is refused, not followed.
 A bad user is refused before start; killing the key process stops the
 network process with an error instead of leaving it unable to sign.
 
@@ -21,6 +22,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -52,6 +54,18 @@ def children(pid):
 def comm(pid):
     with open("/proc/%d/comm" % pid) as f:
         return f.read().strip()
+
+
+def helpers_of(keeper, want=2):
+    """The key process's vep-pam-helper children, once want of them have
+    exec'd (a child is "vep-keeper" until its execve), or after 5 s."""
+    found = []
+    for _ in range(50):
+        found = [h for h in children(keeper) if comm(h) == "vep-pam-helper"]
+        if len(found) == want:
+            break
+        time.sleep(0.1)
+    return found
 
 
 def prime_bytes(pem):
@@ -131,6 +145,15 @@ def main():
     refused("root", "is root or in group root")
     refused("rootish", "is root or in group root")
 
+    # A state directory that is a symbolic link is not given away.
+    w = world("vepnet")
+    target = tempfile.mkdtemp(prefix="vep-privsep-target-")   # 0700, root's
+    os.symlink(target, w.state)
+    rc, out, err = vephelp.run(["--config", w.config, "--listen", "127.0.0.1:0"], env=w.env())
+    C.eq("state_dir a symbolic link: exit 1", rc, 1)
+    C.check("... says so", "cannot give it to the user" in err, err[-300:])
+    C.eq("... and its target keeps its owner", os.stat(target).st_uid, 0)
+
     w = world("vepnet")
     userkey = os.path.join(w.tmp, "user.pem")
     subprocess.run([KT, "genkey", "--out", userkey], check=True, capture_output=True)
@@ -153,9 +176,10 @@ def main():
         C.eq("one key process, a child of the network process", len(keepers), 1)
         keeper = keepers[0]
         C.eq("key process: root", status(keeper)["Uid"], ["0"] * 4)
-        helpers = [h for h in children(keeper) if comm(h) == "vep-pam-helper"]
+        helpers = helpers_of(keeper)
         C.eq("PAM helpers (one per loop) are the key process's children", len(helpers), 2)
-        C.check("PAM helpers run as root", all(status(h)["Uid"][0] == "0" for h in helpers))
+        C.check("PAM helpers run as root",
+                helpers and all(status(h)["Uid"][0] == "0" for h in helpers))
         log = auth.stderr()
         C.check("the log says who serves and where the keys are",
                 "serving as user vepnet (uid %d)" % UID in log, log)
@@ -192,8 +216,7 @@ def main():
             if signin.Client(auth).login("alice@example.test", "wonderland").status == 200:
                 oks += 1
         C.check("after a helper was killed, sign-ins succeed (%d of 8)" % oks, oks >= 6)
-        time.sleep(0.3)
-        now = [h for h in children(keeper) if comm(h) == "vep-pam-helper"]
+        now = helpers_of(keeper)
         C.check("... and the key process replaced it", len(now) == 2 and helpers[0] not in now,
                 repr((helpers, now)))
 

@@ -86,6 +86,17 @@ only = vephelp.write(os.path.join(tmp, "only.conf"),
                      % (state, crt1, keydir))
 rc, out, err = vephelp.run(["--config", only, "--check"])
 C.eq("tls_cert without tls_key: exit 2", rc, 2)
+# TLS_PEM_MAX: a certificate file over 1 MiB is refused, not read whole.
+huge = os.path.join(tmp, "huge.crt")
+with open(huge, "wb") as f:
+    f.write(open(crt1, "rb").read() + b"#" * (1024 * 1024))
+rc, out, err = vephelp.run(["--config", conf(huge, key1, "huge"), "--check"])
+C.eq("TLS certificate over 1 MiB: exit 2", rc, 2)
+C.check("... says so", "larger than 1 MiB" in err, err)
+rc, out, err = vephelp.run(["--config", conf(os.path.join(tmp, "none.crt"), key1, "none"),
+                            "--check"])
+C.eq("TLS certificate missing: exit 2", rc, 2)
+C.check("... names it", "none.crt': cannot read it" in err, err)
 
 a = vephelp.Authority(["--config", conf(crt1, key1), "--listen", "127.0.0.1:0"], tmp=tmp)
 C.eq("listening line says https", a.scheme, "https")

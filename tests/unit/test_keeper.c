@@ -25,6 +25,7 @@
 #include "config.h"
 #include "err.h"
 #include "keeper.h"
+#include "keeper_proto.h"
 #include "keydir.h"
 #include "util.h"
 
@@ -48,24 +49,45 @@ bundle_current(const json_t *bundle)
 	return k;
 }
 
+/* vep_signer through the key process for pub (new text in *out). */
 static int
 sign_cert(struct keeper_chan *c, const vep_key *pub, const char *iss, const char *email,
     int64_t life_ms, const vep_key *user, char **out)
 {
-	struct vep_signer s = { pub, keeper_sign, c };
+	char fp[65];
+	struct keeper_key key = { c, fp };
+	struct vep_signer s = { pub, keeper_sign, &key };
 	struct vep_cert_params p = { iss, email, user, 1000, 1000 + life_ms };
 
+	if (vep_key_fingerprint(pub, fp) != 0)
+		return VEP_ERR_CRYPTO;
 	return vep_cert_sign_with(&s, &p, out);
 }
 
-/* Signs raw bytes through the channel. */
+/* An ordinary certificate of example.test signed with pub: 0 or why not. */
 static int
-sign_raw(struct keeper_chan *c, const vep_key *pub, const char *msg)
+signs(struct keeper_chan *c, const vep_key *pub, const vep_key *user)
 {
+	char *cert = NULL;
+	int rc = sign_cert(c, pub, "example.test", "alice@example.test", 600000, user, &cert);
+
+	free(cert);
+	return rc;
+}
+
+/* Signs len bytes of msg (raw, not a certificate) through the channel. */
+static int
+sign_raw(struct keeper_chan *c, const vep_key *pub, const char *msg, size_t len)
+{
+	char fp[65];
+	struct keeper_key key = { c, fp };
 	uint8_t *sig = NULL;
 	size_t siglen = 0;
-	int rc = keeper_sign(c, pub, (const uint8_t *)msg, strlen(msg), &sig, &siglen);
+	int rc;
 
+	if (vep_key_fingerprint(pub, fp) != 0)
+		return VEP_ERR_CRYPTO;
+	rc = keeper_sign(&key, pub, (const uint8_t *)msg, len, &sig, &siglen);
 	free(sig);
 	return rc;
 }
@@ -79,7 +101,7 @@ test_keeper(void)
 	json_t *bundle = NULL;
 	vep_key *pub = NULL, *pub2 = NULL, *pub3 = NULL, *user = NULL, *other = NULL;
 	vep_cert *parsed = NULL;
-	char err[1024], *cert = NULL, *text, *h64, *p64, *forged;
+	char err[1024], *cert = NULL, *text, *h64, *p64, *forged, *big;
 	const vep_key *keys1[1];
 	struct pollfd pfd;
 	FILE *f;
@@ -110,7 +132,16 @@ test_keeper(void)
 	cert = NULL;
 
 	/* Anything else: refused. */
-	ASSERT_EQ(sign_raw(c, pub, "any bytes at all"), VEP_ERR_INVALID);
+	ASSERT_EQ(sign_raw(c, pub, "any bytes at all", 16), VEP_ERR_INVALID);
+	/* Sizes: over what a JWS may be is refused by the key process, over
+	 * a message's room before anything is sent. */
+	big = malloc(KEEPER_BODY_MAX);
+	ASSERT_TRUE(big != NULL);
+	memset(big, 'a', KEEPER_BODY_MAX);
+	ASSERT_EQ(sign_raw(c, pub, big, VEP_JWS_MAX_BYTES + 1), VEP_ERR_INVALID);
+	ASSERT_EQ(sign_raw(c, pub, big, KEEPER_BODY_MAX - 63), VEP_ERR_TOOBIG);
+	ASSERT_TRUE(keeper_chan_ok(c));
+	free(big);
 	ASSERT_EQ(sign_cert(c, pub, "example.org", "alice@example.org", 600000, user, &cert),
 	    VEP_ERR_INVALID);
 	ASSERT_EQ(sign_cert(c, pub, "example.test", "alice@example.org", 600000, user, &cert),
@@ -125,13 +156,12 @@ test_keeper(void)
 	    "\"public-key\":{\"algorithm\":\"RS\",\"n\":\"3\",\"e\":\"3\"},"
 	    "\"principal\":{\"email\":\"a@example.test\"}}", 117);
 	ASSERT_TRUE(h64 != NULL && p64 != NULL && asprintf(&forged, "%s.%s", h64, p64) > 0);
-	ASSERT_EQ(sign_raw(c, pub, forged), VEP_ERR_INVALID);
+	ASSERT_EQ(sign_raw(c, pub, forged, strlen(forged)), VEP_ERR_INVALID);
 	free(forged);
 	free(h64);
 	free(p64);
 	/* A key it does not hold. */
-	ASSERT_EQ(sign_cert(c, other, "example.test", "alice@example.test", 600000, user, &cert),
-	    VEP_ERR_NOKEY);
+	ASSERT_EQ(signs(c, other, user), VEP_ERR_NOKEY);
 
 	/* A broken key: the reload fails with the reason, the old key signs. */
 	if ((f = fopen(keys, "w")) != NULL) {
@@ -140,9 +170,7 @@ test_keeper(void)
 	}
 	ASSERT_TRUE(keeper_load(c, &bundle, err, sizeof(err)) != VEP_OK && bundle == NULL);
 	ASSERT_TRUE(strstr(err, "key_dir") != NULL);
-	ASSERT_EQ(sign_cert(c, pub, "example.test", "alice@example.test", 600000, user, &cert), 0);
-	free(cert);
-	cert = NULL;
+	ASSERT_EQ(signs(c, pub, user), 0);
 
 	/* A rotation: the new key signs, and so does the previous one. */
 	unlink(keys);
@@ -151,16 +179,10 @@ test_keeper(void)
 	pub2 = bundle_current(bundle);
 	json_decref(bundle);
 	ASSERT_TRUE(pub2 != NULL && !vep_key_public_equal(pub, pub2));
-	ASSERT_EQ(sign_cert(c, pub2, "example.test", "alice@example.test", 600000, user, &cert), 0);
-	free(cert);
-	cert = NULL;
-	ASSERT_EQ(sign_cert(c, pub, "example.test", "alice@example.test", 600000, user, &cert), 0);
-	free(cert);
-	cert = NULL;
+	ASSERT_EQ(signs(c, pub2, user), 0);
+	ASSERT_EQ(signs(c, pub, user), 0);
 	ASSERT_EQ(keeper_commit(keeper_chan(k, 0), 1), VEP_OK);
-	ASSERT_EQ(sign_cert(c, pub, "example.test", "alice@example.test", 600000, user, &cert), 0);
-	free(cert);
-	cert = NULL;
+	ASSERT_EQ(signs(c, pub, user), 0);
 
 	/* Another rotation, not taken up: its key never signs, the last does. */
 	unlink(keys);
@@ -169,19 +191,15 @@ test_keeper(void)
 	pub3 = bundle_current(bundle);
 	json_decref(bundle);
 	ASSERT_EQ(keeper_commit(keeper_chan(k, 0), 0), VEP_OK);
-	ASSERT_EQ(sign_cert(c, pub3, "example.test", "alice@example.test", 600000, user, &cert),
-	    VEP_ERR_NOKEY);
-	ASSERT_EQ(sign_cert(c, pub2, "example.test", "alice@example.test", 600000, user, &cert), 0);
-	free(cert);
-	cert = NULL;
+	ASSERT_EQ(signs(c, pub3, user), VEP_ERR_NOKEY);
+	ASSERT_EQ(signs(c, pub2, user), 0);
 
 	/* Killed: its life pipe is readable, the channel fails and stays failed. */
 	kill(keeper_pid(k), SIGKILL);
 	pfd.fd = keeper_life_fd(k);
 	pfd.events = POLLIN;
 	ASSERT_EQ(poll(&pfd, 1, 5000), 1);
-	ASSERT_EQ(sign_cert(c, pub2, "example.test", "alice@example.test", 600000, user, &cert),
-	    VEP_ERR_IO);
+	ASSERT_EQ(signs(c, pub2, user), VEP_ERR_IO);
 	ASSERT_TRUE(!keeper_chan_ok(c));
 	keeper_stop(k);
 	vep_key_free(pub);
