@@ -4,7 +4,15 @@
  *
  * Owns: the helper's lifecycle (spawn over a socketpair, death noticed as
  * EOF, SIGKILL + non-blocking reaping, respawn with backoff), the request
- * table (ids, backstop timers, cancellation) and the wire to the helper.
+ * table (ids, deadlines, cancellation), the waiting queue and the wire to
+ * the helper.
+ *
+ * The queue: at most max_workers requests are at the helper at once (its
+ * cap, so it never has to answer BUSY), counting those whose caller is done
+ * with them (answered by the backstop, cancelled) until the helper's answer
+ * says their worker is gone; the rest wait here, in order of arrival, and
+ * are sent as answers come back. The helper answers only once the worker's
+ * slot is free (pam_helper.c), so an answer always makes room.
  *
  * Must never: block the loop (writes are non-blocking through a queue, the
  * dead helper is reaped by polling waitpid with WNOHANG), call a callback
@@ -40,15 +48,24 @@
 
 extern char **environ;
 
+/* Where a request is. */
+enum pam_req_state {
+	REQ_BUSY,                /* refused at start: BUSY from the loop, at once */
+	REQ_WAITING,             /* in the queue (or the helper is down) */
+	REQ_SENT,                /* at the helper, caller waiting */
+	REQ_ORPHAN,              /* at the helper, caller done with it: it holds a
+	                          * worker slot until the helper answers */
+};
+
 struct pam_req {
-	TAILQ_ENTRY(pam_req) link;
+	TAILQ_ENTRY(pam_req) link;   /* pc->reqs: every request */
+	TAILQ_ENTRY(pam_req) qlink;  /* pc->waiting, while REQ_WAITING */
 	struct pam_client *pc;
 	uint64_t id;
-	pam_client_cb cb;
+	pam_client_cb cb;            /* NULL once orphaned */
 	void *arg;
-	struct event *timer;     /* backstop, or "deliver local_outcome now" */
-	int local_outcome;       /* -1, or an outcome decided without the helper */
-	int sent;                /* handed to the current helper */
+	struct event *timer;     /* BUSY now; queue deadline; backstop */
+	enum pam_req_state state;
 	struct ipc_buf frame;    /* AUTH frame while not yet sent; wiped */
 };
 
@@ -78,7 +95,9 @@ struct pam_client {
 	struct event *ev_reap;
 
 	struct pam_req_list reqs;
-	size_t npending;         /* requests that need the helper */
+	struct pam_req_list waiting; /* REQ_WAITING, oldest first */
+	size_t nwaiting;
+	size_t nheld;            /* REQ_SENT + REQ_ORPHAN: the helper's busy slots */
 	uint64_t next_id;
 };
 
@@ -96,8 +115,43 @@ static void req_free(struct pam_req *r)
 	free(r);
 }
 
-/* Removes r and calls its callback; r is gone afterwards. */
-static void deliver(struct pam_req *r, enum pam_outcome outcome, uint32_t delay_us)
+static void ms_to_tv(uint32_t ms, struct timeval *tv)
+{
+	tv->tv_sec = ms / 1000;
+	tv->tv_usec = (suseconds_t)(ms % 1000) * 1000;
+}
+
+/* Takes r out of every count and list and frees it. */
+static void req_remove(struct pam_client *pc, struct pam_req *r)
+{
+	TAILQ_REMOVE(&pc->reqs, r, link);
+	if (r->state == REQ_WAITING) {
+		TAILQ_REMOVE(&pc->waiting, r, qlink);
+		pc->nwaiting--;
+	}
+	if (r->state == REQ_SENT || r->state == REQ_ORPHAN)
+		pc->nheld--;
+	req_free(r);
+}
+
+/* The caller is done with r (answered without the helper, or cancelled).
+ * One the helper holds stays, muted, until its answer frees the slot. */
+static void req_forget(struct pam_client *pc, struct pam_req *r)
+{
+	if (r->state != REQ_SENT) {
+		req_remove(pc, r);
+		return;
+	}
+	r->state = REQ_ORPHAN;
+	r->cb = NULL;
+	r->arg = NULL;
+	evtimer_del(r->timer);
+}
+
+/* Calls r's callback once; afterwards r is gone (freed, or an orphan when
+ * the helper still holds it and released is 0). */
+static void deliver(struct pam_req *r, enum pam_outcome outcome, uint32_t delay_us,
+    int released)
 {
 	struct pam_client *pc = r->pc;
 	struct pam_client_result res = {
@@ -106,10 +160,10 @@ static void deliver(struct pam_req *r, enum pam_outcome outcome, uint32_t delay_
 	pam_client_cb cb = r->cb;
 	void *arg = r->arg;
 
-	TAILQ_REMOVE(&pc->reqs, r, link);
-	if (r->local_outcome < 0)
-		pc->npending--;
-	req_free(r);
+	if (released)
+		req_remove(pc, r);
+	else
+		req_forget(pc, r);
 	cb(&res, arg);
 }
 
@@ -129,16 +183,10 @@ static void req_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	/* Either an outcome decided at start (BUSY) delivered from the loop,
-	 * or the backstop: the helper did not answer in deadline + slack. */
-	deliver(r, r->local_outcome >= 0 ? (enum pam_outcome)r->local_outcome :
-	    PAM_OUTCOME_TIMEOUT, 0);
-}
-
-static void ms_to_tv(uint32_t ms, struct timeval *tv)
-{
-	tv->tv_sec = ms / 1000;
-	tv->tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	/* BUSY decided at start, delivered from the loop; or the queue
+	 * deadline (no worker came free in deadline_ms: nothing was tried);
+	 * or the backstop (the helper did not answer in deadline + slack). */
+	deliver(r, r->state == REQ_BUSY ? PAM_OUTCOME_BUSY : PAM_OUTCOME_TIMEOUT, 0, 0);
 }
 
 static void want_write(struct pam_client *pc)
@@ -147,27 +195,36 @@ static void want_write(struct pam_client *pc)
 		event_add(pc->ev_write, NULL);
 }
 
-/* Moves r's frame into the output queue of the running helper. */
+/* Moves waiting r's frame into the output queue of the running helper; its
+ * timer becomes the backstop. */
 static int send_req(struct pam_client *pc, struct pam_req *r)
 {
+	struct timeval tv;
 	int rc;
 
 	rc = ipc_buf_append(&pc->out, r->frame.data, r->frame.len);
 	if (rc != VEP_OK)
 		return rc;
 	ipc_buf_clear(&r->frame);
-	r->sent = 1;
+	TAILQ_REMOVE(&pc->waiting, r, qlink);
+	pc->nwaiting--;
+	r->state = REQ_SENT;
+	pc->nheld++;
+	ms_to_tv(pc->deadline_ms + PAM_CLIENT_BACKSTOP_SLACK_MS, &tv);
+	evtimer_add(r->timer, &tv);
 	want_write(pc);
 	return VEP_OK;
 }
 
-static void send_unsent(struct pam_client *pc)
+/* Sends waiting requests, oldest first, while the helper has free slots. */
+static void pump(struct pam_client *pc)
 {
 	struct pam_req *r;
 
-	TAILQ_FOREACH(r, &pc->reqs, link)
-		if (!r->sent && r->local_outcome < 0 && send_req(pc, r) != VEP_OK)
-			break;   /* out of memory: the backstop will answer */
+	while (pc->pid != 0 && pc->ev_write != NULL && pc->nheld < pc->max_workers &&
+	    (r = TAILQ_FIRST(&pc->waiting)) != NULL)
+		if (send_req(pc, r) != VEP_OK)
+			break;   /* out of memory: its queue deadline answers */
 }
 
 static void handle_result(struct pam_client *pc, const struct ipc_msg *m)
@@ -185,9 +242,14 @@ static void handle_result(struct pam_client *pc, const struct ipc_msg *m)
 	 * backoff from the bottom again. */
 	pc->backoff_ms = PAM_CLIENT_RESPAWN_MIN_MS;
 	r = find_req(pc, id);
-	if (r == NULL || !r->sent)
-		return;   /* cancelled, or answered by the backstop */
-	deliver(r, (enum pam_outcome)outcome, delay_us);
+	if (r == NULL || (r->state != REQ_SENT && r->state != REQ_ORPHAN))
+		return;
+	/* Its worker is gone: the slot is free for the next in line. */
+	if (r->state == REQ_ORPHAN)
+		req_remove(pc, r);   /* cancelled, or answered by the backstop */
+	else
+		deliver(r, (enum pam_outcome)outcome, delay_us, 1);
+	pump(pc);
 }
 
 static void read_cb(evutil_socket_t fd, short what, void *arg)
@@ -298,15 +360,20 @@ static void helper_lost(struct pam_client *pc)
 		ms_to_tv(PAM_CLIENT_REAP_POLL_MS, &tv);
 		event_add(pc->ev_reap, &tv);
 	}
-	/* Unsent requests stay queued for the next helper. Callbacks may
-	 * start new requests; those are unsent, so the scan ends. */
+	/* What it held fails (ERROR; orphans just go); waiting requests stay
+	 * queued, in order, for the next helper, each still under its queue
+	 * deadline. Callbacks may start new requests; those wait, so the
+	 * scan ends. */
 	for (;;) {
 		TAILQ_FOREACH(r, &pc->reqs, link)
-			if (r->sent)
+			if (r->state == REQ_SENT || r->state == REQ_ORPHAN)
 				break;
 		if (r == NULL)
 			break;
-		deliver(r, PAM_OUTCOME_ERROR, 0);
+		if (r->state == REQ_ORPHAN)
+			req_remove(pc, r);
+		else
+			deliver(r, PAM_OUTCOME_ERROR, 0, 1);
 	}
 	if (!event_pending(pc->ev_respawn, EV_TIMEOUT, NULL)) {
 		ms_to_tv(pc->backoff_ms, &tv);
@@ -455,7 +522,7 @@ static int helper_spawn(struct pam_client *pc)
 	if (pc->ev_read == NULL || pc->ev_write == NULL ||
 	    event_add(pc->ev_read, NULL) != 0 || queue_config(pc) != VEP_OK)
 		goto lost;
-	send_unsent(pc);
+	pump(pc);
 	want_write(pc);
 	return VEP_OK;
 lost:
@@ -533,6 +600,7 @@ int pam_client_new(struct event_base *base, const struct pam_client_config *cfg,
 	if (pc == NULL)
 		goto out;
 	TAILQ_INIT(&pc->reqs);
+	TAILQ_INIT(&pc->waiting);
 	pc->fd = -1;
 	pc->base = base;
 	pc->deadline_ms = cfg->deadline_ms;
@@ -596,15 +664,20 @@ int pam_client_start(struct pam_client *pc, const char *user,
 	r->id = pc->next_id++;
 	r->cb = cb;
 	r->arg = arg;
-	r->local_outcome = -1;
+	r->state = REQ_WAITING;
 	r->timer = evtimer_new(pc->base, req_timer_cb, r);
 	if (r->timer == NULL)
 		goto out;
-	wait_ms = pc->deadline_ms + PAM_CLIENT_BACKSTOP_SLACK_MS;
-	if (pc->npending >= (size_t)pc->max_workers * PAM_CLIENT_PENDING_PER_WORKER) {
+	/* The queue deadline: a request that no worker took up within
+	 * deadline_ms gets TIMEOUT (sending it restarts the timer as the
+	 * backstop), so an answer comes within 2 * deadline + slack. */
+	wait_ms = pc->deadline_ms;
+	if (pc->nwaiting >= (size_t)pc->max_workers * PAM_CLIENT_PENDING_PER_WORKER) {
 		/* Answered from the loop, not from here: callers never see
-		 * their callback run inside their own call. */
-		r->local_outcome = PAM_OUTCOME_BUSY;
+		 * their callback run inside their own call. The queue is
+		 * full only when no slot is free (pump keeps it empty
+		 * otherwise). */
+		r->state = REQ_BUSY;
 		wait_ms = 0;
 	} else {
 		m = ipc_msg_new(PAMP_MSG_AUTH);
@@ -623,13 +696,13 @@ int pam_client_start(struct pam_client *pc, const char *user,
 	if (evtimer_add(r->timer, &tv) != 0)
 		goto out;
 	TAILQ_INSERT_TAIL(&pc->reqs, r, link);
-	if (r->local_outcome < 0) {
-		pc->npending++;
-		if (pc->pid != 0)
-			(void)send_req(pc, r);   /* on failure it waits for a respawn or the backstop */
+	if (r->state == REQ_WAITING) {
+		TAILQ_INSERT_TAIL(&pc->waiting, r, qlink);
+		pc->nwaiting++;
 	}
 	*id = r->id;
 	r = NULL;
+	pump(pc);
 	rc = VEP_OK;
 out:
 	ipc_msg_free(m);
@@ -641,12 +714,11 @@ int pam_client_cancel(struct pam_client *pc, uint64_t id)
 {
 	struct pam_req *r;
 
-	if (pc == NULL || (r = find_req(pc, id)) == NULL)
+	if (pc == NULL || (r = find_req(pc, id)) == NULL || r->state == REQ_ORPHAN)
 		return VEP_ERR_INVALID;
-	TAILQ_REMOVE(&pc->reqs, r, link);
-	if (r->local_outcome < 0)
-		pc->npending--;
-	req_free(r);
+	/* A waiting one leaves the queue (never sent); a sent one keeps its
+	 * slot until the helper answers. */
+	req_forget(pc, r);
 	return VEP_OK;
 }
 

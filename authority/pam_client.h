@@ -3,9 +3,20 @@
  * checks answered by vep-pam-helper, a separate process.
  *
  * Owns: spawning the helper (fork + exec over a socketpair), noticing its
- * death and respawning it with backoff, request ids, a backstop timer per
- * request, and cancellation. Results arrive later through a callback, never
- * from inside pam_client_start.
+ * death and respawning it with backoff, request ids, the queue of requests
+ * waiting for a worker, a deadline per request, and cancellation. Results
+ * arrive later through a callback, never from inside pam_client_start.
+ *
+ * Admission: at most max_workers attempts are at the helper at once; more
+ * wait their turn here, first come first served, and are sent as workers
+ * come free; with max_workers * PAM_CLIENT_PENDING_PER_WORKER already
+ * waiting, a new request is answered BUSY at once. Deadlines: a request
+ * that waited deadline_ms without a worker is answered TIMEOUT (PAM never
+ * saw it); once sent, the helper's deadline applies, with the loop's
+ * backstop at deadline_ms + PAM_CLIENT_BACKSTOP_SLACK_MS. So every request
+ * is answered within 2 * deadline_ms + PAM_CLIENT_BACKSTOP_SLACK_MS. When
+ * the helper dies, the attempts it held fail (ERROR) and the waiting ones
+ * stay queued, in order, for the respawned helper.
  *
  * Must never: block the loop (no waiting on the helper, no sleep), include
  * PAM headers, log or keep a password longer than it takes to hand it to
@@ -39,7 +50,8 @@ struct pam_client;
  * socket (it kills its workers and exits; pam_wrapper and friends clean up
  * in their destructors) before SIGKILL, in milliseconds. Shutdown only. */
 #define PAM_CLIENT_STOP_GRACE_MS 1000u
-/* Requests in flight or queued, per allowed worker; beyond it BUSY at once. */
+/* Requests waiting for a worker, per allowed worker (beyond the
+ * max_workers running); beyond it BUSY at once. */
 #define PAM_CLIENT_PENDING_PER_WORKER 4u
 
 /* Starts a helper elsewhere (a privileged process, keeper.h) and hands over
@@ -73,7 +85,8 @@ struct pam_client_result {
 	uint32_t pam_delay_us;   /* PAM_FAIL_DELAY requested by modules, 0 if none */
 };
 
-/* Called exactly once per started request unless it was cancelled; r is
+/* Called exactly once per started request unless it was cancelled (BUSY
+ * and TIMEOUT included); r is
  * borrowed for the call. The callback may start or cancel requests but must
  * not free the client. */
 typedef void (*pam_client_cb)(const struct pam_client_result *r, void *arg);
@@ -113,8 +126,10 @@ int pam_client_new(struct event_base *base, const struct pam_client_config *cfg,
  * PAMP_PASSWORD_MAX_BYTES, no NUL inside: PAM cannot carry one), rhost
  * (client address for PAM_RHOST, may be NULL). The password is copied into
  * a wiped buffer; the caller keeps and wipes its own. On 0 *id is the
- * request id and cb will be called once later (BUSY when more than
- * max_workers * PAM_CLIENT_PENDING_PER_WORKER requests are pending). Returns
+ * request id and cb will be called once later: sent to the helper at once
+ * when one of max_workers slots is free, else queued behind earlier ones
+ * (BUSY, from the loop, when max_workers * PAM_CLIENT_PENDING_PER_WORKER
+ * are already waiting; TIMEOUT after deadline_ms of waiting). Returns
  * VEP_ERR_INVALID (empty user, NUL in password), VEP_ERR_TOOBIG (a field over
  * its limit) or VEP_ERR_NOMEM, and then cb is never called. */
 int pam_client_start(struct pam_client *pc, const char *user,
@@ -122,7 +137,8 @@ int pam_client_start(struct pam_client *pc, const char *user,
     pam_client_cb cb, void *arg, uint64_t *id);
 
 /* Drops request id (its HTTP client went away): the callback will not be
- * called and a late result is discarded. Returns 0 or VEP_ERR_INVALID when
+ * called. A waiting one leaves the queue and never reaches PAM; one at the
+ * helper runs on (its slot stays taken) and its result is discarded. Returns 0 or VEP_ERR_INVALID when
  * no such request is pending (already answered or never started). */
 int pam_client_cancel(struct pam_client *pc, uint64_t id);
 

@@ -6,7 +6,10 @@
  * (fd PAMP_HELPER_FD, set up by pam_client), forks one short-lived worker per
  * attempt, enforces each worker's deadline (SIGKILL of the worker's process
  * group, then reaping it), caps concurrent workers (BUSY beyond the cap),
- * and sends exactly one RESULT frame per AUTH frame.
+ * and sends exactly one RESULT frame per AUTH frame. An attempt that took a
+ * worker is answered only once that worker is reaped (a timed-out one
+ * too), so every such answer means a free slot: pam_client sends its next
+ * waiting request on it and never meets BUSY.
  *
  * Must never: call PAM itself (pam_helper_worker.c does, in the worker),
  * block on a worker, log a password, or outlive the authority: EOF on the
@@ -51,7 +54,7 @@ struct worker {
 	uint64_t id;
 	int fd;                 /* result pipe, -1 once closed */
 	int64_t deadline_ms;    /* monotonic */
-	int answered;           /* RESULT already sent (timeout) */
+	int timed_out;          /* killed at its deadline: TIMEOUT when reaped */
 	struct ipc_buf in;
 };
 
@@ -144,7 +147,9 @@ static void finish_worker(struct helper *h, struct worker *w)
 	uint32_t outcome = PAM_OUTCOME_ERROR, delay_us = 0;
 
 	drain_worker(w);
-	if (!w->answered) {
+	if (w->timed_out) {
+		send_result(h, w->id, PAM_OUTCOME_TIMEOUT, 0);
+	} else {
 		if (ipc_take_msg(&w->in, &m) == 0 && m != NULL &&
 		    ipc_msg_type(m) == PAMP_MSG_RESULT &&
 		    ipc_msg_get_u32(m, PAMP_TAG_OUTCOME, &outcome) == 0 &&
@@ -380,7 +385,7 @@ static int handle_auth(struct helper *h, const struct ipc_msg *m)
 	w->fd = pfd[0];
 	pfd[0] = -1;
 	w->deadline_ms = now_ms() + h->cfg.deadline_ms;
-	w->answered = 0;
+	w->timed_out = 0;
 	h->nworkers++;
 	rc = VEP_OK;
 	goto out;
@@ -484,13 +489,13 @@ static void enforce_deadlines(struct helper *h, int64_t now)
 	for (i = 0; i < h->cfg.max_workers; i++) {
 		struct worker *w = &h->workers[i];
 
-		if (w->pid == 0 || w->answered || now < w->deadline_ms)
+		if (w->pid == 0 || w->timed_out || now < w->deadline_ms)
 			continue;
-		/* Answer now; the slot stays taken until the worker is reaped
-		 * (SIGCHLD), so the cap also counts dying workers. */
+		/* TIMEOUT is sent when it is reaped (SIGCHLD, a moment after
+		 * SIGKILL): the slot stays taken until then, so the cap also
+		 * counts dying workers, and the answer means the slot is free. */
 		kill_worker(w);
-		w->answered = 1;
-		send_result(h, w->id, PAM_OUTCOME_TIMEOUT, 0);
+		w->timed_out = 1;
 	}
 }
 
@@ -502,7 +507,7 @@ static int poll_timeout(const struct helper *h, int64_t now)
 	for (i = 0; i < h->cfg.max_workers; i++) {
 		const struct worker *w = &h->workers[i];
 
-		if (w->pid == 0 || w->answered)
+		if (w->pid == 0 || w->timed_out)
 			continue;
 		if (next < 0 || w->deadline_ms < next)
 			next = w->deadline_ms;

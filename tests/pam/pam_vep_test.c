@@ -12,6 +12,9 @@
  *                 slow_user=<name>     sleep one second when PAM_USER is
  *                                      name (a slow directory, without the
  *                                      forks of pam_exec), then PAM_IGNORE
+ *                 sleep_ms=<n>         sleep n milliseconds whoever signs
+ *                                      in (every attempt takes a while),
+ *                                      then PAM_IGNORE
  * Must never: be installed or used outside the tests and benchmarks.
  */
 #include <stdio.h>
@@ -102,6 +105,10 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 		if (pam_get_item(pamh, PAM_USER, (const void **)&user) == PAM_SUCCESS &&
 		    user != NULL && strcmp(user, v) == 0)
 			sleep(1);
+		return PAM_IGNORE;
+	}
+	if ((v = opt(argc, argv, "sleep_ms")) != NULL) {
+		usleep((useconds_t)strtoul(v, NULL, 10) * 1000u);
 		return PAM_IGNORE;
 	}
 	if ((v = opt(argc, argv, "crash_user")) != NULL) {

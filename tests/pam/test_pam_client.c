@@ -329,8 +329,9 @@ static int proc_alive(pid_t pid)
 
 /* A module that hangs: TIMEOUT at the deadline, the hung script killed,
  * and a 50 ms timer in the same loop keeps its pace meanwhile. Also the
- * concurrency cap: a third attempt with two workers busy gets BUSY at once. */
-static void test_hang_timeout_and_busy(void)
+ * concurrency cap: a third attempt with both workers busy waits its turn
+ * and runs once a killed worker's slot is free. */
+static void test_hang_timeout_and_queue(void)
 {
 	struct pam_client *pc = client("vep-test", 1000, 2, 0, T.env_plain);
 	struct ticker tk = { 0 };
@@ -353,18 +354,19 @@ static void test_hang_timeout_and_busy(void)
 	tk.ev = event_new(T.base, -1, EV_PERSIST, tick, &tk);
 	ASSERT_TRUE(tk.ev != NULL);
 	event_add(tk.ev, &every);
-	loop_for(300);
+	loop_for(600);
 	started = pam_client_start(pc, "alice", "correct horse", 13, NULL, on_result, &c, &id);
 	inside = c.done;
-	loop_until(third, 1, 2000);
 	loop_until(both, 2, TEST_WAIT_MAX_MS);
+	loop_until(third, 1, TEST_WAIT_MAX_MS);
 	/* The ticker must be gone before any assertion can return early. */
 	event_free(tk.ev);
 	ASSERT_EQ(started, 0);
 	ASSERT_EQ(inside, 0);   /* never called back inside start */
 	ASSERT_EQ(c.done, 1);
-	ASSERT_EQ(c.r.outcome, PAM_OUTCOME_BUSY);
-	ASSERT_TRUE(c.at_ms - t0 < 900);
+	ASSERT_EQ(c.r.outcome, PAM_OUTCOME_OK);
+	/* It waited for a slot: answered after the first timeout. */
+	ASSERT_TRUE(c.at_ms >= a.at_ms || c.at_ms >= b.at_ms);
 	ASSERT_EQ(a.done, 1);
 	ASSERT_EQ(b.done, 1);
 	ASSERT_EQ(a.r.outcome, PAM_OUTCOME_TIMEOUT);
@@ -455,16 +457,17 @@ static void test_cancel(void)
 }
 
 /* A helper that stops answering (SIGSTOP): the loop's own backstop answers
- * TIMEOUT after deadline + slack, and beyond max_workers *
- * PAM_CLIENT_PENDING_PER_WORKER pending requests the loop says BUSY. */
+ * the request it holds TIMEOUT after deadline + slack; the ones waiting
+ * behind it get TIMEOUT after deadline of waiting; beyond max_workers *
+ * PAM_CLIENT_PENDING_PER_WORKER waiting the loop says BUSY at once. */
 static void test_backstop_and_pending_cap(void)
 {
 	struct pam_client *pc = client("vep-test", 500, 1, 0, T.env_plain);
-	struct outcome o[PAM_CLIENT_PENDING_PER_WORKER + 1];
-	struct outcome *list[PAM_CLIENT_PENDING_PER_WORKER + 1];
+	struct outcome o[PAM_CLIENT_PENDING_PER_WORKER + 2];
+	struct outcome *list[PAM_CLIENT_PENDING_PER_WORKER + 2];
 	uint64_t id;
 	int64_t t0;
-	size_t i, n = PAM_CLIENT_PENDING_PER_WORKER;
+	size_t i, n = 1 + PAM_CLIENT_PENDING_PER_WORKER;
 	pid_t helper;
 
 	ASSERT_TRUE(pc != NULL);
@@ -481,12 +484,17 @@ static void test_backstop_and_pending_cap(void)
 	ASSERT_EQ(o[n].done, 0);
 	loop_until(&list[n], 1, 1000);
 	ASSERT_EQ(o[n].r.outcome, PAM_OUTCOME_BUSY);
+	ASSERT_TRUE(o[n].at_ms - t0 < 400);
 	loop_until(list, n, TEST_WAIT_MAX_MS);
 	for (i = 0; i < n; i++) {
 		ASSERT_EQ(o[i].done, 1);
 		ASSERT_EQ(o[i].r.outcome, PAM_OUTCOME_TIMEOUT);
 	}
 	ASSERT_TRUE(o[0].at_ms - t0 >= 500 + (int64_t)PAM_CLIENT_BACKSTOP_SLACK_MS - 100);
+	for (i = 1; i < n; i++) {
+		ASSERT_TRUE(o[i].at_ms - t0 >= 450);
+		ASSERT_TRUE(o[i].at_ms - t0 < 500 + (int64_t)PAM_CLIENT_BACKSTOP_SLACK_MS - 100);
+	}
 	kill(helper, SIGCONT);
 	/* Late answers for the backstopped ids are dropped (their callbacks
 	 * ran once already); once the helper has worked them off, new
@@ -495,6 +503,157 @@ static void test_backstop_and_pending_cap(void)
 	for (i = 0; i <= n; i++)
 		ASSERT_EQ(o[i].done, 1);
 	ASSERT_EQ(auth(pc, "alice", "correct horse"), PAM_OUTCOME_OK);
+	pam_client_free(pc);
+}
+
+/* Milliseconds every attempt of the "vep-slow" service takes. */
+#define TEST_SLOW_MS 500
+
+/* Position of name in the order the PAM stack saw users (seen_users, one
+ * per line), or -1 when PAM never saw it. */
+static int seen_at(const char *name)
+{
+	static char seen[16384];
+	char *line, *save = NULL;
+	int pos = 0;
+
+	if (read_text("seen_users", seen, sizeof(seen)) != 0)
+		return -1;
+	for (line = strtok_r(seen, "\n", &save); line; line = strtok_r(NULL, "\n", &save), pos++)
+		if (strcmp(line, name) == 0)
+			return pos;
+	return -1;
+}
+
+/* pam_workers' promise: with 2 workers busy, 8 more wait their turn (4 per
+ * worker) and are all answered by PAM, first come first served, 2 at a
+ * time; the 11th and 12th get BUSY at once and never reach PAM. */
+static void test_queue_fifo_and_cap(void)
+{
+	enum { WORKERS = 2, TAKEN = WORKERS * (1 + PAM_CLIENT_PENDING_PER_WORKER), N = TAKEN + 2 };
+	struct pam_client *pc = client("vep-slow", 8000, WORKERS, 0, T.env_plain);
+	struct outcome o[N], *list[N];
+	char name[32];
+	uint64_t id;
+	int64_t t0;
+	size_t i, j;
+
+	ASSERT_TRUE(pc != NULL);
+	unlink(file("seen_users"));
+	memset(o, 0, sizeof(o));
+	t0 = now_ms();
+	for (i = 0; i < N; i++) {
+		list[i] = &o[i];
+		snprintf(name, sizeof(name), "fifo%zu", i);
+		ASSERT_EQ(pam_client_start(pc, name, "pw", 2, NULL, on_result, &o[i], &id), 0);
+	}
+	loop_until(&list[TAKEN], N - TAKEN, 1000);
+	for (i = TAKEN; i < N; i++) {
+		ASSERT_EQ(o[i].done, 1);
+		ASSERT_EQ(o[i].r.outcome, PAM_OUTCOME_BUSY);
+		ASSERT_TRUE(o[i].at_ms - t0 < TEST_SLOW_MS);
+	}
+	loop_until(list, TAKEN, TEST_WAIT_MAX_MS);
+	for (i = 0; i < TAKEN; i++) {
+		ASSERT_EQ(o[i].done, 1);
+		ASSERT_EQ(o[i].r.outcome, PAM_OUTCOME_OK);
+	}
+	fprintf(stderr, "  %d attempts of %d ms on %d workers: last answered after %lld ms\n",
+	    (int)TAKEN, TEST_SLOW_MS, (int)WORKERS, (long long)(o[TAKEN - 1].at_ms - t0));
+	/* Two at a time: five rounds. */
+	ASSERT_TRUE(o[TAKEN - 1].at_ms - t0 >= (TAKEN / WORKERS) * TEST_SLOW_MS - 100);
+	/* In order: each started after the one two places ahead finished,
+	 * and PAM saw them in the order they came (a neighbour may overtake
+	 * by one: two workers start together). */
+	for (i = 0; i < TAKEN; i++) {
+		for (j = i + WORKERS; j < TAKEN; j++)
+			ASSERT_TRUE(o[i].at_ms <= o[j].at_ms);
+		snprintf(name, sizeof(name), "fifo%zu", i);
+		ASSERT_TRUE(seen_at(name) >= 0);
+		ASSERT_TRUE(seen_at(name) + 1 >= (int)i && seen_at(name) <= (int)i + 1);
+	}
+	for (i = TAKEN; i < N; i++) {
+		snprintf(name, sizeof(name), "fifo%zu", i);
+		ASSERT_EQ(seen_at(name), -1);
+	}
+	pam_client_free(pc);
+}
+
+/* Cancelling a waiting request: it leaves the queue and never reaches PAM;
+ * the next one moves up. Cancelling the running one: its worker keeps the
+ * slot until it is done, so the next waits for it. */
+static void test_queue_cancel(void)
+{
+	struct pam_client *pc = client("vep-slow", 8000, 1, 0, T.env_plain);
+	struct outcome o[4], *list[4];
+	uint64_t ids[4];
+	char name[32];
+	int64_t t0;
+	size_t i;
+
+	ASSERT_TRUE(pc != NULL);
+	unlink(file("seen_users"));
+	memset(o, 0, sizeof(o));
+	t0 = now_ms();
+	for (i = 0; i < 4; i++) {
+		list[i] = &o[i];
+		snprintf(name, sizeof(name), "cancel%zu", i);
+		ASSERT_EQ(pam_client_start(pc, name, "pw", 2, NULL, on_result, &o[i], &ids[i]), 0);
+	}
+	ASSERT_EQ(pam_client_cancel(pc, ids[2]), 0);   /* waiting */
+	ASSERT_EQ(pam_client_cancel(pc, ids[2]), VEP_ERR_INVALID);
+	loop_for(100);
+	ASSERT_EQ(pam_client_cancel(pc, ids[0]), 0);   /* running */
+	ASSERT_EQ(pam_client_cancel(pc, ids[0]), VEP_ERR_INVALID);
+	loop_until(&list[3], 1, TEST_WAIT_MAX_MS);
+	loop_for(200);
+	ASSERT_EQ(o[0].done, 0);
+	ASSERT_EQ(o[2].done, 0);
+	ASSERT_EQ(o[1].done, 1);
+	ASSERT_EQ(o[3].done, 1);
+	ASSERT_EQ(o[1].r.outcome, PAM_OUTCOME_OK);
+	ASSERT_EQ(o[3].r.outcome, PAM_OUTCOME_OK);
+	/* cancel1 ran after cancel0's worker, cancel3 right after it. */
+	ASSERT_TRUE(o[1].at_ms - t0 >= 2 * TEST_SLOW_MS - 100);
+	ASSERT_TRUE(o[3].at_ms - t0 >= 3 * TEST_SLOW_MS - 100);
+	ASSERT_TRUE(o[3].at_ms - t0 < 4 * TEST_SLOW_MS - 100);
+	ASSERT_EQ(seen_at("cancel0"), 0);
+	ASSERT_EQ(seen_at("cancel1"), 1);
+	ASSERT_EQ(seen_at("cancel2"), -1);
+	ASSERT_EQ(seen_at("cancel3"), 2);
+	pam_client_free(pc);
+}
+
+/* The helper dies with one attempt running and two waiting: the running
+ * one fails (ERROR), the waiting ones are sent, in order, to the next. */
+static void test_queue_helper_death(void)
+{
+	struct pam_client *pc = client("vep-slow", 8000, 1, 0, T.env_plain);
+	struct outcome o[3], *list[3];
+	char name[32];
+	uint64_t id;
+	pid_t old;
+	size_t i;
+
+	ASSERT_TRUE(pc != NULL);
+	unlink(file("seen_users"));
+	memset(o, 0, sizeof(o));
+	old = pam_client_helper_pid(pc);
+	for (i = 0; i < 3; i++) {
+		list[i] = &o[i];
+		snprintf(name, sizeof(name), "death%zu", i);
+		ASSERT_EQ(pam_client_start(pc, name, "pw", 2, NULL, on_result, &o[i], &id), 0);
+	}
+	loop_for(200);
+	ASSERT_EQ(kill(old, SIGKILL), 0);
+	loop_until(list, 3, TEST_WAIT_MAX_MS);
+	ASSERT_EQ(o[0].r.outcome, PAM_OUTCOME_ERROR);
+	ASSERT_EQ(o[1].r.outcome, PAM_OUTCOME_OK);
+	ASSERT_EQ(o[2].r.outcome, PAM_OUTCOME_OK);
+	ASSERT_TRUE(o[1].at_ms < o[2].at_ms);
+	ASSERT_TRUE(pam_client_helper_pid(pc) != old);
+	ASSERT_EQ(seen_at("death1"), 1);
+	ASSERT_EQ(seen_at("death2"), 2);
 	pam_client_free(pc);
 }
 
@@ -592,6 +751,13 @@ static int setup_files(void)
 	snprintf(buf, sizeof(buf), "auth required %s passdb=%s/passdb\n"
 	    "account required %s/pam_deny.so\n", m, T.dir, SYSTEM_MODULES);
 	rc |= write_file("vep-acct", buf, strlen(buf), 0644);
+	/* Everyone in, after TEST_SLOW_MS; the hook records the order. */
+	snprintf(buf, sizeof(buf), "auth required %s/pam_exec.so quiet %s/hook.sh\n"
+	    "auth required %s sleep_ms=%d\n"
+	    "auth required %s/pam_permit.so\n"
+	    "account required %s/pam_permit.so\n",
+	    SYSTEM_MODULES, T.dir, T.module, TEST_SLOW_MS, SYSTEM_MODULES, SYSTEM_MODULES);
+	rc |= write_file("vep-slow", buf, strlen(buf), 0644);
 	snprintf(buf, sizeof(buf), "auth optional %s/pam_faildelay.so delay=2000000\n"
 	    "auth required %s passdb=%s/passdb\n"
 	    "account required %s/pam_permit.so\n", SYSTEM_MODULES, m, T.dir, SYSTEM_MODULES);
@@ -674,7 +840,7 @@ static void setup_env(void)
 static void cleanup(void)
 {
 	static const char *const names[] = {
-		"expect.pw", "passdb", "hook.sh", "vep-test", "vep-acct", "vep-delay",
+		"expect.pw", "passdb", "hook.sh", "vep-test", "vep-acct", "vep-slow", "vep-delay",
 		"vep-chatty", "vep-chatty-ok", "vep-echo", "vep-rewrite", "vep-exact",
 		"passwd", "group", "seen_users", "sleeper.pid", "rhost", "other",
 	};
@@ -735,8 +901,8 @@ int main(int argc, char **argv)
 		RUN(test_long_passwords);
 	if (argc < 4 || strcmp(argv[3], "test_account_refused") == 0)
 		RUN(test_account_refused);
-	if (argc < 4 || strcmp(argv[3], "test_hang_timeout_and_busy") == 0)
-		RUN(test_hang_timeout_and_busy);
+	if (argc < 4 || strcmp(argv[3], "test_hang_timeout_and_queue") == 0)
+		RUN(test_hang_timeout_and_queue);
 	if (argc < 4 || strcmp(argv[3], "test_helper_killed") == 0)
 		RUN(test_helper_killed);
 	if (argc < 4 || strcmp(argv[3], "test_worker_crash") == 0)
@@ -745,6 +911,12 @@ int main(int argc, char **argv)
 		RUN(test_cancel);
 	if (argc < 4 || strcmp(argv[3], "test_backstop_and_pending_cap") == 0)
 		RUN(test_backstop_and_pending_cap);
+	if (argc < 4 || strcmp(argv[3], "test_queue_fifo_and_cap") == 0)
+		RUN(test_queue_fifo_and_cap);
+	if (argc < 4 || strcmp(argv[3], "test_queue_cancel") == 0)
+		RUN(test_queue_cancel);
+	if (argc < 4 || strcmp(argv[3], "test_queue_helper_death") == 0)
+		RUN(test_queue_helper_death);
 	if (argc < 4 || strcmp(argv[3], "test_min_uid") == 0)
 		RUN(test_min_uid);
 	if (argc < 4 || strcmp(argv[3], "test_fail_delay_captured") == 0)
