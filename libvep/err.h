@@ -17,7 +17,7 @@ enum {
 	VEP_ERR_TOOBIG = -3,     /* input over a documented size limit */
 	VEP_ERR_ALG = -4,        /* unknown or unsupported algorithm */
 	VEP_ERR_KEYSIZE = -5,    /* key of a size the protocol does not allow */
-	VEP_ERR_KEY = -6,        /* key values out of range or inconsistent */
+	VEP_ERR_KEY = -6,        /* key values out of range, inconsistent or unsafe */
 	VEP_ERR_BADSIG = -7,     /* signature does not verify */
 	VEP_ERR_EXPIRED = -8,    /* exp is not after now */
 	VEP_ERR_NOTYET = -9,     /* iat is after now */

@@ -96,7 +96,7 @@ vep_key_generate_rsa(int bits, vep_key **out)
 	return key_generate(VEP_FAMILY_RSA, bits, out);
 }
 
-/* DSA key with fresh parameters: 1024/160 or 2048/256. */
+/* DSA key in the published group: 1024/160 or 2048/256. */
 int
 vep_key_generate_dsa(int pbits, vep_key **out)
 {

@@ -7,12 +7,23 @@
  *   {"algorithm":"DS","y":"<hex>","p":"<hex>","q":"<hex>","g":"<hex>"}
  * Parsing is strict (untrusted input): exact member set, decimal digits only
  * for RSA (no sign, no leading zero, bounded length), lowercase or uppercase
- * hex for DSA (no sign, no prefix, no leading zeros, bounded length); RSA
- * modulus of exactly 1024 or 2048 bits, odd e >= 3 (and e < n); DSA
- * (p,q) of 1024/160 or 2048/256 bits with 1 < g < p, 1 < y < p, and
- * g^q = 1 mod p. Serialisation is canonical: members in the order above,
- * lowercase hex, so a certificate embeds what we parsed, never the client's
- * bytes.
+ * hex for DSA (no sign, no prefix, no leading zeros, bounded length).
+ *
+ * Key policy (VEP_ERR_KEYSIZE for sizes, VEP_ERR_KEY otherwise), applied to
+ * every key constructed here, from JSON, PEM or generation alike, so that
+ * issuance and verification refuse the same keys:
+ *   RSA: a 1024- or 2048-bit modulus (one bit short tolerated), odd, not
+ *        prime (one Miller-Rabin round, random base), no prime factor
+ *        below 2048; e odd, 3 <= e <= 2^32 - 1.
+ *   DSA: (p, q, g) exactly one of the two published jwcrypto groups
+ *        (1024/160 for DS128, 2048/256 for DS256); 1 < y < p - 1 and
+ *        y^q = 1 mod p.
+ * These refuse every key that is weak by construction (anyone could sign
+ * with it); they cannot prove a modulus hard to factor. Generated DSA keys
+ * use the published groups.
+ *
+ * Serialisation is canonical: members in the order above, lowercase hex,
+ * so a certificate embeds what we parsed, never the client's bytes.
  *
  * Private keys are stored as PKCS#8 PEM files, created with mode 0600 and
  * O_EXCL; loading refuses a file that group or others can read.
@@ -38,7 +49,8 @@ typedef struct vep_key vep_key;
 /* Generates an RSA key of 1024 or 2048 bits (e = 65537). */
 int vep_key_generate_rsa(int bits, vep_key **out);
 
-/* Generates a DSA key with (p,q) sizes 1024/160 or 2048/256 (tests, tools). */
+/* Generates a DSA key in the published jwcrypto group of p size 1024
+ * (DS128) or 2048 (DS256) (tests, tools). */
 int vep_key_generate_dsa(int pbits, vep_key **out);
 
 /* Loads a private key from a PEM file. Refuses (VEP_ERR_PERM) a file whose

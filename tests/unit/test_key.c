@@ -1,8 +1,11 @@
 /*
  * test_key.c - keys: strict public JSON parsing (every rejection key.h
  * lists), canonical serialisation, PEM and private-key files (modes, O_EXCL,
- * symlinks, size limit), fingerprints, and signing/verification for all four
- * algorithms with real OpenSSL keys.
+ * symlinks, size limit), fingerprints, signing/verification for all four
+ * algorithms with real OpenSSL keys, and the key policy: every class of key
+ * that anyone could sign with (RSA n even, prime, with a small factor, odd
+ * e out of range; DSA outside the published jwcrypto groups, y outside the
+ * order-q subgroup) refused from JSON and from PEM.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +16,8 @@
 
 #include <openssl/bn.h>
 #include <openssl/evp.h>
+#include <openssl/core_names.h>
+#include <openssl/param_build.h>
 #include <openssl/pem.h>
 
 #include "err.h"
@@ -78,8 +83,91 @@ odd_number_dec(int bits)
 	return s;
 }
 
+/* An RSA-like modulus of exactly `bits` bits, the product of two random
+ * primes, in decimal (OPENSSL_free); NULL on failure. */
+static char *
+modulus_dec(int bits)
+{
+	BIGNUM *p = BN_new(), *q = BN_new(), *n = BN_new();
+	BN_CTX *ctx = BN_CTX_new();
+	char *s = NULL;
+
+	for (int tries = 0; tries < 50 && s == NULL && p && q && n && ctx; tries++) {
+		if (!BN_generate_prime_ex(p, bits / 2, 0, NULL, NULL, NULL) ||
+		    !BN_generate_prime_ex(q, bits - bits / 2, 0, NULL, NULL, NULL) ||
+		    !BN_mul(n, p, q, ctx))
+			break;
+		if (BN_num_bits(n) == bits)
+			s = BN_bn2dec(n);
+	}
+	BN_free(p);
+	BN_free(q);
+	BN_free(n);
+	BN_CTX_free(ctx);
+	return s;
+}
+
+/* m (a small number, or 1) times a random prime, the product of exactly
+ * `bits` bits; decimal (OPENSSL_free). The prime is searched upwards from a
+ * random start in [2^(bits-1) / m, 2^bits / m). */
+static char *
+prime_times_dec(int bits, BN_ULONG m)
+{
+	BIGNUM *lo = BN_new(), *span = BN_new(), *p = BN_new();
+	BN_CTX *ctx = BN_CTX_new();
+	char *s = NULL;
+
+	if (lo == NULL || span == NULL || p == NULL || ctx == NULL ||
+	    !BN_set_bit(lo, bits - 1) || BN_div_word(lo, m) == (BN_ULONG)-1 ||
+	    !BN_add_word(lo, 1) || !BN_copy(span, lo) || !BN_rshift1(span, span) ||
+	    !BN_rand_range(p, span) || !BN_add(p, p, lo) || !BN_set_bit(p, 0))
+		goto out;
+	while (BN_check_prime(p, ctx, NULL) == 0)
+		if (!BN_add_word(p, 2))
+			goto out;
+	if (BN_mul_word(p, m) && BN_num_bits(p) == bits)
+		s = BN_bn2dec(p);
+out:
+	BN_free(lo);
+	BN_free(span);
+	BN_free(p);
+	BN_CTX_free(ctx);
+	return s;
+}
+
+/* The decimal n - (n mod m) + r: a number of n's size congruent to r
+ * modulo m (OPENSSL_free). */
+static char *
+dec_adjust(const char *dec, BN_ULONG m, BN_ULONG r)
+{
+	BIGNUM *bn = NULL;
+	char *s = NULL;
+
+	if (BN_dec2bn(&bn, dec) != 0) {
+		BN_ULONG cur = BN_mod_word(bn, m);
+
+		if (BN_sub_word(bn, cur) && BN_add_word(bn, r))
+			s = BN_bn2dec(bn);
+	}
+	BN_free(bn);
+	return s;
+}
+
+/* The decimal n - k (OPENSSL_free). */
+static char *
+dec_minus(const char *dec, BN_ULONG k)
+{
+	BIGNUM *bn = NULL;
+	char *s = NULL;
+
+	if (BN_dec2bn(&bn, dec) != 0 && BN_sub_word(bn, k))
+		s = BN_bn2dec(bn);
+	BN_free(bn);
+	return s;
+}
+
 /* hex op: result of a BIGNUM operation on a hex string, lowercase. */
-enum hexop { SHR1, SHR4, SHR32, SHL1, SHL1024, ADD1 };
+enum hexop { SHR1, SHR4, SHR32, SHL1, SHL1024, ADD1, SUB1, ADD2 };
 
 static char *
 hex_op(const char *hex, enum hexop op)
@@ -96,6 +184,8 @@ hex_op(const char *hex, enum hexop op)
 		case SHL1: ok = BN_lshift1(bn, bn); break;
 		case SHL1024: ok = BN_lshift(bn, bn, 1024); break;
 		case ADD1: ok = BN_add_word(bn, 1); break;
+		case SUB1: ok = BN_sub_word(bn, 1); break;
+		case ADD2: ok = BN_add_word(bn, 2); break;
 		}
 	}
 	if (ok && (s = BN_bn2hex(bn)) != NULL) {
@@ -190,10 +280,12 @@ test_rsa_sizes(void)
 		{ 3072, VEP_ERR_KEYSIZE, NULL }, { 4096, VEP_ERR_TOOBIG, NULL },
 	};
 
-	/* The size rule looks at the modulus length only, so any odd number
-	 * of the right length stands in for a real modulus here. */
+	/* The size rule is checked first, so any odd number of a refused
+	 * length stands in for a modulus; an accepted length needs one that
+	 * also passes the key policy (a product of two primes). */
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *n = odd_number_dec(cases[i].bits);
+		char *n = cases[i].rc == 0 ? modulus_dec(cases[i].bits) :
+		    odd_number_dec(cases[i].bits);
 
 		ASSERT_TRUE(n != NULL);
 		ASSERT_EQ(parse_rsa(n, "65537"), cases[i].rc);
@@ -306,15 +398,34 @@ test_dsa_hex_canonical(void)
 	vep_key *k = NULL;
 
 	ASSERT_TRUE(y && p && q && g);
-	odd = hex_op(y, SHR4);
-	ASSERT_TRUE(odd != NULL);
-	if (strlen(odd) % 2 == 0) {
-		char *t = hex_op(odd, SHR4);
+	/* y must stay in the subgroup: g^x for the first x that gives an odd
+	 * number of hex digits (about one in 16 does). */
+	{
+		BIGNUM *bp = NULL, *bg = NULL, *bk = BN_new(), *by = BN_new();
+		BN_CTX *ctx = BN_CTX_new();
 
-		OPENSSL_free(odd);
-		odd = t;
+		ASSERT_TRUE(BN_hex2bn(&bp, p) && BN_hex2bn(&bg, g) && bk && by && ctx);
+		for (BN_ULONG x = 2; x < 2000 && odd == NULL; x++) {
+			char *h;
+
+			if (!BN_set_word(bk, x) || !BN_mod_exp(by, bg, bk, bp, ctx) ||
+			    (h = BN_bn2hex(by)) == NULL)
+				break;
+			if (h[0] == '0') {       /* BN_bn2hex padded a nibble */
+				for (char *c = h; *c; c++)
+					if (*c >= 'A' && *c <= 'F')
+						*c = (char)(*c - 'A' + 'a');
+				odd = OPENSSL_strdup(h + 1);
+			}
+			OPENSSL_free(h);
+		}
+		BN_free(bp);
+		BN_free(bg);
+		BN_free(bk);
+		BN_free(by);
+		BN_CTX_free(ctx);
 	}
-	ASSERT_TRUE(strlen(odd) % 2 == 1);
+	ASSERT_TRUE(odd != NULL && strlen(odd) % 2 == 1);
 	o = json_pack("{s:s,s:s,s:s,s:s,s:s}", "algorithm", "DS", "y", odd, "p", p, "q", q, "g", g);
 	ASSERT_EQ(vep_key_from_json(o, &k), 0);
 	back = member(k, "y");
@@ -740,6 +851,279 @@ test_fingerprint(void)
 	free(text);
 }
 
+/* The published jwcrypto groups, as browserid-crypto's lib/algs/ds.js
+ * spells them (DS128 = its keysize 128/160, DS256 = 256). */
+static const char *const jw_groups[2][3] = {
+	{
+	    "ff600483db6abfc5b45eab78594b3533d550d9f1bf2a992a7a8daa6dc34f8045"
+	    "ad4e6e0c429d334eeeaaefd7e23d4810be00e4cc1492cba325ba81ff2d5a5b30"
+	    "5a8d17eb3bf4a06a349d392e00d329744a5179380344e82a18c47933438f891e"
+	    "22aeef812d69c8f75e326cb70ea000c3f776dfdbd604638c2ef717fc26d02e17",
+	    "e21e04f911d1ed7991008ecaab3bf775984309c3",
+	    "c52a4a0ff3b7e61fdf1867ce84138369a6154f4afa92966e3c827e25cfa6cf50"
+	    "8b90e5de419e1337e07a2e9e2a3cd5dea704d175f8ebf6af397d69e110b96afb"
+	    "17c7a03259329e4829b0d03bbc7896b15b4ade53e130858cc34d96269aa89041"
+	    "f409136c7242a38895c9d5bccad4f389af1d7a4bd1398bd072dffa896233397a" },
+	{
+	    "d6c4e5045697756c7a312d02c2289c25d40f9954261f7b5876214b6df109c738"
+	    "b76226b199bb7e33f8fc7ac1dcc316e1e7c78973951bfc6ff2e00cc987cd76fc"
+	    "fb0b8c0096b0b460fffac960ca4136c28f4bfb580de47cf7e7934c3985e3b3d9"
+	    "43b77f06ef2af3ac3494fc3c6fc49810a63853862a02bb1c824a01b7fc688e40"
+	    "28527a58ad58c9d512922660db5d505bc263af293bc93bcd6d885a157579d7f5"
+	    "2952236dd9d06a4fc3bc2247d21f1a70f5848eb0176513537c983f5a36737f01"
+	    "f82b44546e8e7f0fabc457e3de1d9c5dba96965b10a2a0580b0ad0f88179e100"
+	    "66107fb74314a07e6745863bc797b7002ebec0b000a98eb697414709ac17b401",
+	    "b1e370f6472c8754ccd75e99666ec8ef1fd748b748bbbc08503d82ce8055ab3b",
+	    "9a8269ab2e3b733a5242179d8f8ddb17ff93297d9eab00376db211a22b19c854"
+	    "dfa80166df2132cbc51fb224b0904abb22da2c7b7850f782124cb575b116f41e"
+	    "a7c4fc75b1d77525204cd7c23a15999004c23cdeb72359ee74e886a1dde7855a"
+	    "e05fe847447d0a68059002c3819a75dc7dcbb30e39efac36e07e2c404b7ca98b"
+	    "263b25fa314ba93c0625718bd489cea6d04ba4b0b7f156eeb4c56c44b50e4fb5"
+	    "bce9d7ae0d55b379225feb0214a04bed72f33e0664d290e7c840df3e2abb5e48"
+	    "189fa4e90646f1867db289c6560476799f7be8420a6dc01d078de437f280fff2"
+	    "d7ddf1248d56e1a54b933a41629d6c252983c58795105802d30d7bcd819cf6ef" },
+};
+
+/* RSA key policy: n odd, not prime, no prime factor below 2048; e odd in
+ * [3, 2^32 - 1]. */
+static void
+test_rsa_key_policy(void)
+{
+	char *n = member(rs256, "n"), *n1 = member(rs128, "n"), *t;
+
+	ASSERT_TRUE(n != NULL && n1 != NULL);
+	/* honest keys: WebCrypto / jwcrypto's 65537, and other odd e */
+	ASSERT_EQ(parse_rsa(n, "65537"), 0);
+	ASSERT_EQ(parse_rsa(n1, "65537"), 0);
+	ASSERT_EQ(parse_rsa(n, "3"), 0);
+	ASSERT_EQ(parse_rsa(n, "17"), 0);
+	ASSERT_EQ(parse_rsa(n, "4294967295"), 0);          /* 2^32 - 1 */
+	/* e: even, 1, over 2^32 - 1, n - 2 */
+	ASSERT_EQ(parse_rsa(n, "65538"), VEP_ERR_KEY);
+	ASSERT_EQ(parse_rsa(n, "4294967296"), VEP_ERR_KEY);
+	ASSERT_EQ(parse_rsa(n, "4294967297"), VEP_ERR_KEY);
+	ASSERT_EQ(parse_rsa(n, "18446744073709551617"), VEP_ERR_KEY);
+	ASSERT_EQ(parse_rsa(n, "1"), VEP_ERR_KEY);
+	t = dec_minus(n, 2);
+	ASSERT_EQ(parse_rsa(n, t), VEP_ERR_KEY);             /* e = n - 2 */
+	OPENSSL_free(t);
+	/* n even (same size) */
+	t = dec_minus(n, 1);
+	ASSERT_EQ(parse_rsa(t, "65537"), VEP_ERR_KEY);
+	OPENSSL_free(t);
+	/* n divisible by 3, by the largest prime of the table (2039), and by
+	 * the smallest prime above it (2053, accepted: the bound is 2048) */
+	t = dec_adjust(n, 6, 3);
+	ASSERT_EQ(parse_rsa(t, "65537"), VEP_ERR_KEY);
+	OPENSSL_free(t);
+	t = dec_adjust(n, 2 * 2039, 2039);
+	ASSERT_EQ(parse_rsa(t, "65537"), VEP_ERR_KEY);
+	OPENSSL_free(t);
+	t = prime_times_dec(2048, 2053);      /* not looked for: documented */
+	ASSERT_TRUE(t != NULL);
+	ASSERT_EQ(parse_rsa(t, "65537"), 0);
+	OPENSSL_free(t);
+	/* n = 3 * prime: phi(n) is public, anyone can sign */
+	t = prime_times_dec(2048, 3);
+	ASSERT_TRUE(t != NULL);
+	ASSERT_EQ(parse_rsa(t, "65537"), VEP_ERR_KEY);
+	OPENSSL_free(t);
+	/* n prime (RS256 and RS128 sizes; the base is random: try a few) */
+	t = prime_times_dec(2048, 1);
+	ASSERT_TRUE(t != NULL);
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(parse_rsa(t, "65537"), VEP_ERR_KEY);
+	ASSERT_EQ(parse_rsa(t, "3"), VEP_ERR_KEY);
+	{
+		char *e = dec_minus(t, 2);          /* e = n - 2 with n prime */
+
+		ASSERT_EQ(parse_rsa(t, e), VEP_ERR_KEY);
+		OPENSSL_free(e);
+	}
+	OPENSSL_free(t);
+	t = prime_times_dec(1024, 1);
+	ASSERT_TRUE(t != NULL);
+	ASSERT_EQ(parse_rsa(t, "65537"), VEP_ERR_KEY);
+	OPENSSL_free(t);
+	free(n);
+	free(n1);
+}
+
+/* The published groups are sound: p and q prime, q | p - 1, 1 < g < p and
+ * g^q = 1 (mod p). The library trusts them instead of testing per key. */
+static void
+test_dsa_groups_sound(void)
+{
+	BN_CTX *ctx = BN_CTX_new();
+
+	ASSERT_TRUE(ctx != NULL);
+	for (int i = 0; i < 2; i++) {
+		BIGNUM *p = NULL, *q = NULL, *g = NULL, *t = BN_new();
+
+		ASSERT_TRUE(BN_hex2bn(&p, jw_groups[i][0]) && BN_hex2bn(&q, jw_groups[i][1]) &&
+		    BN_hex2bn(&g, jw_groups[i][2]) && t != NULL);
+		ASSERT_EQ(BN_num_bits(p), i == 0 ? 1024 : 2048);
+		ASSERT_EQ(BN_num_bits(q), i == 0 ? 160 : 256);
+		ASSERT_EQ(BN_check_prime(p, ctx, NULL), 1);
+		ASSERT_EQ(BN_check_prime(q, ctx, NULL), 1);
+		ASSERT_TRUE(BN_sub(t, p, BN_value_one()) && BN_mod(t, t, q, ctx));
+		ASSERT_TRUE(BN_is_zero(t));
+		ASSERT_TRUE(BN_cmp(g, BN_value_one()) > 0 && BN_cmp(g, p) < 0);
+		ASSERT_TRUE(BN_mod_exp(t, g, q, p, ctx) && BN_is_one(t));
+		BN_free(p);
+		BN_free(q);
+		BN_free(g);
+		BN_free(t);
+	}
+	BN_CTX_free(ctx);
+}
+
+/* DSA key policy: exactly a published group; 1 < y < p - 1, y^q = 1. */
+static void
+test_dsa_key_policy(void)
+{
+	vep_key *keys[2] = { ds128, ds256 };
+
+	for (int i = 0; i < 2; i++) {
+		const char *p = jw_groups[i][0], *q = jw_groups[i][1], *g = jw_groups[i][2];
+		char *y = member(keys[i], "y"), *t, *pm1 = hex_op(p, SUB1);
+
+		ASSERT_TRUE(y != NULL && pm1 != NULL);
+		/* generated keys live in the published group */
+		t = member(keys[i], "p");
+		ASSERT_STREQ(t, p);
+		free(t);
+		t = member(keys[i], "q");
+		ASSERT_STREQ(t, q);
+		free(t);
+		t = member(keys[i], "g");
+		ASSERT_STREQ(t, g);
+		free(t);
+		ASSERT_EQ(parse_dsa(y, p, q, g), 0);
+		/* y: p - 1 (order 2), 1, 0, p, p + 1, outside the subgroup */
+		ASSERT_EQ(parse_dsa(pm1, p, q, g), VEP_ERR_KEY);
+		ASSERT_EQ(parse_dsa("1", p, q, g), VEP_ERR_KEY);
+		ASSERT_EQ(parse_dsa("0", p, q, g), VEP_ERR_INVALID); /* no leading zero */
+		ASSERT_EQ(parse_dsa(p, p, q, g), VEP_ERR_KEY);
+		t = hex_op(p, ADD1);
+		ASSERT_EQ(parse_dsa(t, p, q, g), VEP_ERR_KEY);
+		OPENSSL_free(t);
+		ASSERT_EQ(parse_dsa("2", p, q, g), VEP_ERR_KEY);
+		t = hex_op(y, ADD1);
+		ASSERT_EQ(parse_dsa(t, p, q, g), VEP_ERR_KEY);
+		OPENSSL_free(t);
+		/* g = p - 1: order 2, not q */
+		ASSERT_EQ(parse_dsa(y, p, q, pm1), VEP_ERR_KEY);
+		/* g = y: an element of the subgroup, but not the group's g */
+		ASSERT_EQ(parse_dsa(y, p, q, y), VEP_ERR_KEY);
+		/* composite p (p + 2 is odd and, for these p, composite) */
+		t = hex_op(p, ADD2);
+		ASSERT_EQ(parse_dsa(y, t, q, g), VEP_ERR_KEY);
+		OPENSSL_free(t);
+		/* even q of the right size */
+		t = hex_op(q, ADD1);
+		ASSERT_EQ(parse_dsa(y, p, t, g), VEP_ERR_KEY);
+		OPENSSL_free(t);
+		free(y);
+		OPENSSL_free(pm1);
+	}
+	/* the groups crossed: DS256's p with DS128's q is no allowed size */
+	ASSERT_EQ(parse_dsa("2", jw_groups[1][0], jw_groups[0][1], jw_groups[1][2]),
+	    VEP_ERR_KEYSIZE);
+}
+
+/* The forgery of issue 11: q even, p composite, g = y = p - 1 satisfies
+ * g^q = 1 and lets r = s = 1 "verify" half of all messages. Refused. */
+static void
+test_dsa_forgery_key(void)
+{
+	/* p - 1 = 2^1023, p = 2^1023 + 1 (odd, divisible by 3); q = 2^159 + 2 */
+	char *two_1024 = hex_op("1", SHL1024);
+	char *pm1 = two_1024 ? hex_op(two_1024, SHR1) : NULL;
+	char *p = pm1 ? hex_op(pm1, ADD1) : NULL;
+
+	ASSERT_TRUE(p != NULL);
+	ASSERT_EQ(parse_dsa(pm1, p, "8000000000000000000000000000000000000002", pm1),
+	    VEP_ERR_KEY);
+	/* the same with the group's own q and g: still not the group */
+	ASSERT_EQ(parse_dsa(pm1, p, jw_groups[0][1], jw_groups[0][2]), VEP_ERR_KEY);
+	OPENSSL_free(two_1024);
+	OPENSSL_free(pm1);
+	OPENSSL_free(p);
+}
+
+/* The same policy on keys read from PEM (domain keys, keytool keys): a
+ * private RSA key with a prime modulus, and a DSA key in a sound group of
+ * OpenSSL's own making that is not a published one. */
+static void
+test_pem_key_policy(void)
+{
+	BIGNUM *n = BN_new(), *e = NULL, *d = BN_new(), *nm1 = BN_new();
+	BN_CTX *ctx = BN_CTX_new();
+	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
+	OSSL_PARAM *params = NULL;
+	EVP_PKEY_CTX *pctx = NULL;
+	EVP_PKEY *pk = NULL, *dom = NULL;
+	vep_key *k = (vep_key *)1;
+	BIO *bio = NULL;
+	char *data;
+	long len;
+
+	ASSERT_TRUE(n && d && nm1 && ctx && bld);
+	/* RSA, n prime, d = e^-1 mod (n - 1): a working key anyone can rebuild */
+	ASSERT_TRUE(BN_generate_prime_ex(n, 2048, 0, NULL, NULL, NULL) && BN_dec2bn(&e, "65537") &&
+	    BN_sub(nm1, n, BN_value_one()) && BN_mod_inverse(d, e, nm1, ctx) != NULL);
+	/* PKCS#1 wants CRT values; "n = n * 1" fills them in a way that
+	 * encodes (the reader does not check them, the policy must). */
+	ASSERT_TRUE(OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, n) &&
+	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, e) &&
+	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_D, d) &&
+	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_FACTOR1, n) &&
+	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_FACTOR2, BN_value_one()) &&
+	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_EXPONENT1, d) &&
+	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_EXPONENT2, BN_value_one()) &&
+	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_COEFFICIENT1, BN_value_one()) &&
+	    (params = OSSL_PARAM_BLD_to_param(bld)) != NULL);
+	ASSERT_TRUE((pctx = EVP_PKEY_CTX_new_from_name(NULL, "RSA", NULL)) != NULL &&
+	    EVP_PKEY_fromdata_init(pctx) == 1 &&
+	    EVP_PKEY_fromdata(pctx, &pk, EVP_PKEY_KEYPAIR, params) == 1);
+	ASSERT_TRUE((bio = BIO_new(BIO_s_mem())) != NULL &&
+	    PEM_write_bio_PrivateKey(bio, pk, NULL, NULL, 0, NULL, NULL) == 1);
+	len = BIO_get_mem_data(bio, &data);
+	ASSERT_EQ(vep_key_from_pem(data, (size_t)len, &k), VEP_ERR_KEY);
+	ASSERT_TRUE(k == NULL);
+	BIO_free(bio);
+	EVP_PKEY_free(pk);
+	EVP_PKEY_CTX_free(pctx);
+	pk = NULL;
+	/* DSA 1024/160 in fresh FIPS 186-4 parameters */
+	ASSERT_TRUE((pctx = EVP_PKEY_CTX_new_from_name(NULL, "DSA", NULL)) != NULL &&
+	    EVP_PKEY_paramgen_init(pctx) == 1 &&
+	    EVP_PKEY_CTX_set_dsa_paramgen_bits(pctx, 1024) == 1 &&
+	    EVP_PKEY_CTX_set_dsa_paramgen_q_bits(pctx, 160) == 1 &&
+	    EVP_PKEY_paramgen(pctx, &dom) == 1);
+	EVP_PKEY_CTX_free(pctx);
+	ASSERT_TRUE((pctx = EVP_PKEY_CTX_new_from_pkey(NULL, dom, NULL)) != NULL &&
+	    EVP_PKEY_keygen_init(pctx) == 1 && EVP_PKEY_keygen(pctx, &pk) == 1);
+	ASSERT_TRUE((bio = BIO_new(BIO_s_mem())) != NULL &&
+	    PEM_write_bio_PrivateKey(bio, pk, NULL, NULL, 0, NULL, NULL) == 1);
+	len = BIO_get_mem_data(bio, &data);
+	k = (vep_key *)1;
+	ASSERT_EQ(vep_key_from_pem(data, (size_t)len, &k), VEP_ERR_KEY);
+	ASSERT_TRUE(k == NULL);
+	BIO_free(bio);
+	EVP_PKEY_free(pk);
+	EVP_PKEY_free(dom);
+	EVP_PKEY_CTX_free(pctx);
+	OSSL_PARAM_free(params);
+	OSSL_PARAM_BLD_free(bld);
+	BN_free(n);
+	BN_free(e);
+	BN_free(d);
+	BN_free(nm1);
+	BN_CTX_free(ctx);
+}
+
 int
 main(void)
 {
@@ -761,6 +1145,11 @@ main(void)
 	RUN(test_dsa_json_rejections);
 	RUN(test_dsa_hex_canonical);
 	RUN(test_dsa256_sizes);
+	RUN(test_rsa_key_policy);
+	RUN(test_dsa_groups_sound);
+	RUN(test_dsa_key_policy);
+	RUN(test_dsa_forgery_key);
+	RUN(test_pem_key_policy);
 	RUN(test_canonical_roundtrip);
 	RUN(test_json_text_limits);
 	RUN(test_sign_verify_all);
