@@ -1,7 +1,8 @@
 /*
  * keeper.c - the key process's body (contract in keeper.h): one thread per
  * channel answering SIGN, LOAD and SPAWN until the network process closes
- * it.
+ * it. Before any thread starts it gives up every capability but
+ * KEEPER_CAPS.
  */
 #include "keeper.h"
 
@@ -16,11 +17,40 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
+
 #include "cert.h"
 #include "err.h"
 #include "keeper_proto.h"
+#include "log.h"
 #include "pam_client.h"
+#include "privdrop.h"
 #include "secmem.h"
+
+/*
+ * What the key process keeps of root's capabilities, for itself and for the
+ * PAM helpers it starts (which run as root, so their capabilities after
+ * execve are the bounding set's, limited by no-new-privileges to this
+ * process's permitted set: these two, and no other):
+ *   CAP_DAC_READ_SEARCH  read the domain keys, the TLS key, the alias
+ *                        tables and the configuration whoever owns them
+ *                        (key files are 0600, maybe an administrator's),
+ *                        and /etc/shadow where it is mode 0000 (Fedora,
+ *                        RHEL) for pam_unix; reading, never writing;
+ *   CAP_AUDIT_WRITE      libpam's audit record of each attempt
+ *                        (AUDIT_USER_AUTH, AUDIT_USER_ACCT); without it
+ *                        libpam drops the record (older ones fail the
+ *                        attempt).
+ * Not kept: CAP_DAC_OVERRIDE (nothing is written), CAP_SETUID and
+ * CAP_SETGID (pam_unix as root reads the shadow file itself and never
+ * runs unix_chkpwd; no module in a sign-in stack changes IDs), CAP_KILL
+ * (its helpers are its own, same uid), CAP_NET_BIND_SERVICE and CAP_CHOWN
+ * (the network process binds and gives the state directory away),
+ * CAP_SETPCAP (used once, here, to drop the rest), everything else.
+ * The systemd unit's CapabilityBoundingSet is these two plus the network
+ * process's (binding low ports, chown, setuid, setgid).
+ */
+#define KEEPER_CAPS (PRIVDROP_CAP(CAP_DAC_READ_SEARCH) | PRIVDROP_CAP(CAP_AUDIT_WRITE))
 
 struct keeper_srv {
 	const struct keeper_params *p;
@@ -265,7 +295,10 @@ keeper_run(const struct keeper_params *p, const int *socks, size_t nchan)
 {
 	struct keeper_srv k;
 	struct chan_srv *c;
+	struct log lg;
+	char err[256];
 	size_t i, started = 0;
+	int confined;
 
 	/* Ctrl-C and the service manager's signals are for the network
 	 * process; this one ends when its channels close. */
@@ -273,6 +306,14 @@ keeper_run(const struct keeper_params *p, const int *socks, size_t nchan)
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
+	/* Capabilities are per thread: before the channel threads start,
+	 * which inherit what is left. A key process that could not give them
+	 * up does not serve (the network process sees it end and stops). */
+	if (privdrop_keep_caps(KEEPER_CAPS, &confined, err, sizeof(err)) != 0) {
+		log_init(&lg, LOGL_ERROR, stderr);
+		log_error(&lg, "key process: %s", err);
+		_exit(1);
+	}
 	memset(&k, 0, sizeof(k));
 	k.p = p;
 	if ((k.helper_path = pam_client_default_helper_path()) == NULL ||

@@ -5,7 +5,10 @@
  * which drops to the configured user after binding when started as root)
  * serves HTTP and never reads, opens or maps a domain's private key. The
  * key process, forked from it at start before any key is read, keeps the
- * privileges it was started with and does what needs them:
+ * user it was started as (root) but, before anything else, gives up every
+ * capability except CAP_DAC_READ_SEARCH and CAP_AUDIT_WRITE and sets
+ * no-new-privileges, for itself and the PAM helpers it starts (keeper.c,
+ * KEEPER_CAPS, says why these two); then it does what needs them:
  *   - reads the configuration, the domain keys (self-tested), the TLS pair
  *     and the alias tables (keyring.h), at start and on every reload, and
  *     passes on everything but the private keys (the bundle);

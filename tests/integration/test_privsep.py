@@ -2,7 +2,11 @@
 
 The process started (the network process) ends up with uid, gid and groups
 65534 only, no-new-privileges set and not dumpable; the key process (its
-child, vep-keeper) stays root. The network process has no descriptor on the
+child, vep-keeper) stays root but keeps only CAP_DAC_READ_SEARCH and
+CAP_AUDIT_WRITE (effective, permitted and bounding sets exactly those, none
+inheritable or ambient, no-new-privileges), and so do the PAM helpers it
+starts. The domain keys belong to another account (mode 0600), so reading
+them takes CAP_DAC_READ_SEARCH. The network process has no descriptor on the
 key directory and its memory holds no trace of the domain key's private
 half: its secret prime is searched for, byte for byte, in every readable
 mapping of both processes; found in the key process (so the search works),
@@ -32,6 +36,10 @@ import vephelp  # noqa: E402
 C = vephelp.Checker("privsep")
 KT = vephelp.keytool()
 UID = 65534
+KEY_OWNER = 65532        # an account that is neither root nor the network process's
+CAP_DAC_READ_SEARCH = 2
+CAP_AUDIT_WRITE = 29
+KEPT = (1 << CAP_DAC_READ_SEARCH) | (1 << CAP_AUDIT_WRITE)
 
 
 def status(pid):
@@ -41,6 +49,35 @@ def status(pid):
             k, _, v = ln.partition(":")
             out[k] = v.split()
     return out
+
+
+def caps(pid):
+    """The capability sets of pid as integers, and its no-new-privileges."""
+    st = status(pid)
+    out = {k: int(st[k][0], 16) for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")}
+    out["NoNewPrivs"] = int(st["NoNewPrivs"][0])
+    return out
+
+
+def check_confined(what, pid):
+    want = {"CapInh": 0, "CapPrm": KEPT, "CapEff": KEPT, "CapBnd": KEPT, "CapAmb": 0,
+            "NoNewPrivs": 1}
+    got = caps(pid)
+    C.eq("%s: only CAP_DAC_READ_SEARCH and CAP_AUDIT_WRITE (effective, permitted, "
+         "bounding), no-new-privileges" % what,
+         {k: hex(v) for k, v in got.items()}, {k: hex(v) for k, v in want.items()})
+
+
+def give_keys_away(keys):
+    """The key directory and files to KEY_OWNER, 0700 and 0600: only
+    CAP_DAC_READ_SEARCH (or more) lets root read them."""
+    os.chown(keys, KEY_OWNER, KEY_OWNER)
+    os.chmod(keys, 0o700)
+    for f in os.listdir(keys):
+        p = os.path.join(keys, f)
+        if os.path.isfile(p) and not os.path.islink(p):
+            os.chown(p, KEY_OWNER, KEY_OWNER)
+            os.chmod(p, 0o600)
 
 
 def children(pid):
@@ -159,6 +196,7 @@ def main():
     subprocess.run([KT, "genkey", "--out", userkey], check=True, capture_output=True)
     pub = json.loads(subprocess.run([KT, "pubkey", userkey], check=True,
                                     capture_output=True, text=True).stdout)
+    give_keys_away(w.keys)
     auth = w.start()
     pid = auth.proc.pid
     try:
@@ -176,10 +214,13 @@ def main():
         C.eq("one key process, a child of the network process", len(keepers), 1)
         keeper = keepers[0]
         C.eq("key process: root", status(keeper)["Uid"], ["0"] * 4)
+        check_confined("key process", keeper)
         helpers = helpers_of(keeper)
         C.eq("PAM helpers (one per loop) are the key process's children", len(helpers), 2)
         C.check("PAM helpers run as root",
                 helpers and all(status(h)["Uid"][0] == "0" for h in helpers))
+        for h in helpers:
+            check_confined("PAM helper %d" % h, h)
         log = auth.stderr()
         C.check("the log says who serves and where the keys are",
                 "serving as user vepnet (uid %d)" % UID in log, log)
@@ -219,11 +260,14 @@ def main():
         now = helpers_of(keeper)
         C.check("... and the key process replaced it", len(now) == 2 and helpers[0] not in now,
                 repr((helpers, now)))
+        for h in now:
+            check_confined("PAM helper %d after the replacement" % h, h)
 
         # Rotation and SIGHUP, read by the key process as root.
         before = auth.get("/.well-known/browserid").json()
         p = subprocess.run([KT, "rotate", "--dir", w.keys], capture_output=True, text=True)
         C.eq("vep-keytool rotate: exit 0", p.returncode, 0)
+        give_keys_away(w.keys)
         auth.send_signal(signal.SIGHUP)
         after = before
         for _ in range(50):
@@ -238,6 +282,7 @@ def main():
         C.check("certificates after the rotation verify against the new document", rc == 0, out)
         C.check("network process: still no key in memory after the reload",
                 not memory_holds(pid, prime_bytes(os.path.join(w.keys, "current.pem"))))
+        check_confined("key process after the reload", keeper)
 
         # The key process killed: the network process stops, with an error.
         os.kill(keeper, signal.SIGKILL)
