@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """vep-keytool certify / sign-assertion / verify-* / inspect, including
-Mozilla's known-answer vectors verified as of their own time."""
+Mozilla's known-answer vectors verified as of their own time, and the
+forgeries that unsafe user keys allow (issue 11) refused."""
 import base64
+import hashlib
 import json
 import os
+import random
 
 from kthelp import KeytoolCase, main, now_ms, VECTORS
 
@@ -211,6 +214,158 @@ class Vectors(KeytoolCase):
             rc, _, _ = self.kt("verify-assertion", "--audience", "https://evil.example",
                                "--support-doc", doc, "--at", at, b)
             self.assertEqual(rc, 1)
+
+
+# --- Unsafe user keys (issue 11): forgeries made without any private key ---
+# A certificate is public (every relying party sees it), so a certified user
+# key that anyone can sign with lets anyone speak for its address anywhere.
+# These tests build such certificates with a domain key of their own (pure
+# Python RSA, so no libvep code signs them) and check that vep-keytool
+# neither issues them nor accepts assertions made with them.
+
+_RNG = random.Random(11)
+_SHA256_DIGESTINFO = bytes.fromhex("3031300d060960864801650304020105000420")
+
+
+_SMALL_PRIMES = [p for p in range(3, 2000) if all(p % f for f in range(3, int(p ** 0.5) + 1, 2))]
+
+
+def _is_probable_prime(n, rounds=16):
+    if n < 2 or n % 2 == 0:
+        return n == 2
+    for p in _SMALL_PRIMES:
+        if n % p == 0:
+            return n == p
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d, s = d // 2, s + 1
+    for _ in range(rounds):
+        x = pow(_RNG.randrange(2, n - 1), d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(s - 1):
+            x = pow(x, 2, n)
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def _prime(bits):
+    while True:
+        c = _RNG.getrandbits(bits) | (3 << (bits - 2)) | 1
+        if _is_probable_prime(c):
+            return c
+
+
+def _b64(data):
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def _jws_input(header, body):
+    return (_b64(json.dumps(header, separators=(",", ":")).encode()) + "." +
+            _b64(json.dumps(body, separators=(",", ":")).encode()))
+
+
+def _rsa_sign(n, d, msg):
+    """RSASSA-PKCS1-v1_5 with SHA-256 (RS256 and RS128 alike)."""
+    k = (n.bit_length() + 7) // 8
+    t = _SHA256_DIGESTINFO + hashlib.sha256(msg).digest()
+    em = b"\x00\x01" + b"\xff" * (k - len(t) - 3) + b"\x00" + t
+    return pow(int.from_bytes(em, "big"), d, n).to_bytes(k, "big")
+
+
+class UnsafeUserKeys(KeytoolCase):
+    DOMAIN = "example.test"
+    VICTIM = "victim@example.test"
+    RP = "https://victim-rp.example"
+
+    @classmethod
+    def setUpClass(cls):
+        # The domain's own (honest) RS256 key.
+        while True:
+            p, q = _prime(1024), _prime(1024)
+            n = p * q
+            if p != q and n.bit_length() == 2048:
+                break
+        cls.dn, cls.dd = n, pow(65537, -1, (p - 1) * (q - 1))
+
+    def support_doc(self):
+        return self.write("doc.json", json.dumps({
+            "public-key": {"algorithm": "RS", "n": str(self.dn), "e": "65537"},
+            "authentication": "/sign-in", "provisioning": "/provision"}))
+
+    def cert_for(self, pubkey):
+        now = now_ms()
+        inp = _jws_input({"alg": "RS256"}, {
+            "iss": self.DOMAIN, "iat": now - 10000, "exp": now + 3600000,
+            "public-key": pubkey, "principal": {"email": self.VICTIM}})
+        return inp + "." + _b64(_rsa_sign(self.dn, self.dd, inp.encode()))
+
+    def refused(self, pubkey, assertion):
+        """certify refuses the key; verify-assertion refuses cert~assertion
+        made with it; verify-cert refuses the certificate."""
+        kf = self.write("user.json", json.dumps(pubkey))
+        d = self.keydir()
+        rc, out, err = self.kt("certify", "--dir", d, "--email", self.VICTIM, "--pubkey", kf)
+        self.assertNotEqual(rc, 0, "certified an unsafe key: " + out)
+        self.assertEqual(out, "")
+        self.assertIn("unsafe key", err)
+        doc = self.support_doc()
+        cert = self.cert_for(pubkey)
+        backed = self.write("backed", cert + "~" + assertion)
+        rc, out, err = self.kt("verify-assertion", "--audience", self.RP,
+                               "--support-doc", doc, backed)
+        self.assertEqual((rc, out), (1, ""), "forged assertion accepted: " + err)
+        self.assertIn("unsafe key", err)
+        rc, out, err = self.kt("verify-cert", "--support-doc", doc, self.write("cert", cert))
+        self.assertEqual((rc, out), (1, ""))
+
+    def test_harness_domain_key_is_honest(self):
+        """The same harness with an honest user key verifies, so the
+        refusals below are about the user keys alone."""
+        while True:
+            p, q = _prime(1024), _prime(1024)
+            if p != q and (p * q).bit_length() == 2048:
+                break
+        n, d = p * q, pow(65537, -1, (p - 1) * (q - 1))
+        pk = {"algorithm": "RS", "n": str(n), "e": "65537"}
+        inp = _jws_input({"alg": "RS256"}, {"exp": now_ms() + 120000, "aud": self.RP})
+        a = inp + "." + _b64(_rsa_sign(n, d, inp.encode()))
+        backed = self.write("ok-backed", self.cert_for(pk) + "~" + a)
+        self.assertEqual(self.ok("verify-assertion", "--audience", self.RP,
+                                 "--support-doc", self.support_doc(), backed),
+                         self.VICTIM + "\n")
+
+    def test_dsa_even_q_composite_p_forgery(self):
+        """q even, p composite, g = y = p - 1: g^q = (-1)^q = 1, so the old
+        range checks passed, and r = s = 1 verifies every message whose
+        SHA-1 is odd (g^u1 * y^u2 = (-1)^(H+1) = 1 = r mod q)."""
+        p = (1 << 1023) + 1                  # odd, divisible by 3
+        q = (1 << 159) + 2                   # 160 bits, even
+        pk = {"algorithm": "DS", "y": "%x" % (p - 1), "p": "%x" % p,
+              "q": "%x" % q, "g": "%x" % (p - 1)}
+        exp = now_ms() + 120000
+        while True:
+            inp = _jws_input({"alg": "DS128"}, {"exp": exp, "aud": self.RP})
+            if hashlib.sha1(inp.encode()).digest()[-1] & 1:
+                break
+            exp += 1
+        sig = (1).to_bytes(20, "big") + (1).to_bytes(20, "big")
+        self.refused(pk, inp + "." + _b64(sig))
+
+    def test_rsa_prime_modulus_forgery(self):
+        """n prime: d = e^-1 mod (n - 1) is a working private exponent that
+        anyone can compute from the certificate."""
+        while True:
+            n = _prime(2048)
+            if (n - 1) % 65537 != 0:
+                break
+        d = pow(65537, -1, n - 1)
+        pk = {"algorithm": "RS", "n": str(n), "e": "65537"}
+        inp = _jws_input({"alg": "RS256"}, {"exp": now_ms() + 120000, "aud": self.RP})
+        self.refused(pk, inp + "." + _b64(_rsa_sign(n, d, inp.encode())))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,17 @@
 /*
  * test_assertion.c - assertions and backed assertions (libvep/assertion.c)
  * with real keys: signing, joining, parsing (chains, shapes, limits) and
- * every verification rule, plus the audience (origin) comparison.
+ * every verification rule, plus the audience (origin) comparison, and the
+ * forgery an unsafe DSA user key allowed (issue 11) refused.
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/dsa.h>
+#include <openssl/evp.h>
+#include <openssl/param_build.h>
 
 #include "assertion.h"
 #include "b64url.h"
@@ -410,6 +417,136 @@ static void test_audience_match(void)
 	ASSERT_EQ(vep_audience_match(host, host), 0);
 }
 
+/* 1 when OpenSSL itself, given the DSA key (p, q, g, y) directly, accepts
+ * r = s = 1 as a DS128 (SHA-1) signature of msg: shows that the forgery
+ * below is real, whatever libvep does with the key. */
+static int ossl_accepts_r1s1(const BIGNUM *p, const BIGNUM *q, const BIGNUM *y,
+    const char *msg)
+{
+	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
+	OSSL_PARAM *params = NULL;
+	EVP_PKEY_CTX *pctx = NULL;
+	EVP_PKEY *pk = NULL;
+	EVP_MD_CTX *mctx = NULL;
+	DSA_SIG *sig = DSA_SIG_new();
+	BIGNUM *r = BN_new(), *s = BN_new();
+	unsigned char *der = NULL;
+	int derlen, ok = 0;
+
+	if (bld == NULL || sig == NULL || r == NULL || s == NULL ||
+	    !BN_one(r) || !BN_one(s) || !DSA_SIG_set0(sig, r, s))
+		goto out;
+	r = s = NULL;
+	if (!OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_FFC_P, p) ||
+	    !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_FFC_Q, q) ||
+	    !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_FFC_G, y) ||
+	    !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_PUB_KEY, y) ||
+	    (params = OSSL_PARAM_BLD_to_param(bld)) == NULL ||
+	    (pctx = EVP_PKEY_CTX_new_from_name(NULL, "DSA", NULL)) == NULL ||
+	    EVP_PKEY_fromdata_init(pctx) != 1 ||
+	    EVP_PKEY_fromdata(pctx, &pk, EVP_PKEY_PUBLIC_KEY, params) != 1 ||
+	    (derlen = i2d_DSA_SIG(sig, &der)) <= 0 ||
+	    (mctx = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestVerifyInit(mctx, NULL, EVP_sha1(), NULL, pk) != 1)
+		goto out;
+	ok = EVP_DigestVerify(mctx, der, (size_t)derlen, (const unsigned char *)msg,
+	    strlen(msg)) == 1;
+out:
+	EVP_MD_CTX_free(mctx);
+	OPENSSL_free(der);
+	EVP_PKEY_free(pk);
+	EVP_PKEY_CTX_free(pctx);
+	OSSL_PARAM_free(params);
+	OSSL_PARAM_BLD_free(bld);
+	DSA_SIG_free(sig);
+	BN_free(r);
+	BN_free(s);
+	return ok;
+}
+
+/* Issue 11: a DS128 "user key" with q even, p composite and g = y = p - 1
+ * passed the old range checks (g^q = (-1)^q = 1), and then r = s = 1
+ * verifies every message whose SHA-1 is odd, for any audience, with no
+ * private key. A certificate for it, signed by the real domain key, and
+ * such an assertion for https://victim-rp.example are refused: the
+ * certificate's key is unsafe. */
+static void test_forged_dsa_key_refused(void)
+{
+	static const char victim_rp[] = "https://victim-rp.example";
+	BIGNUM *p = BN_new(), *q = BN_new(), *y = BN_new();
+	char *ph = NULL, *qh = NULL, *yh = NULL, *cert = NULL, *h64 = NULL;
+	char *p64 = NULL, *s64 = NULL, *text = NULL, *msg = NULL;
+	uint8_t sig[40] = { 0 }, md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+
+	/* p = 2^1023 + 1, q = 2^159 + 2, g = y = p - 1 = 2^1023 */
+	ASSERT_TRUE(p && q && y && BN_set_bit(p, 1023) && BN_copy(y, p) &&
+	    BN_add_word(p, 1) && BN_set_bit(q, 159) && BN_add_word(q, 2));
+	ASSERT_TRUE((ph = BN_bn2hex(p)) && (qh = BN_bn2hex(q)) && (yh = BN_bn2hex(y)));
+	for (char *s = ph; *s; s++) *s = (char)(*s >= 'A' ? *s + 32 : *s);
+	for (char *s = qh; *s; s++) *s = (char)(*s >= 'A' ? *s + 32 : *s);
+	for (char *s = yh; *s; s++) *s = (char)(*s >= 'A' ? *s + 32 : *s);
+	{
+		json_t *pl = json_pack("{s:s,s:I,s:I,s:{s:s,s:s,s:s,s:s,s:s},s:{s:s}}",
+		    "iss", ISS, "iat", (json_int_t)T_IAT, "exp", (json_int_t)T_CERT_EXP,
+		    "public-key", "algorithm", "DS", "y", yh, "p", ph, "q", qh, "g", yh,
+		    "principal", "email", "alice@example.com");
+		char *pltext = pl ? json_dumps(pl, JSON_COMPACT) : NULL;
+
+		ASSERT_TRUE(pltext != NULL);
+		cert = sign_text(domain_key, pltext);
+		free(pltext);
+		json_decref(pl);
+	}
+	ASSERT_TRUE(cert != NULL);
+	/* an assertion whose signing input has an odd SHA-1 (half of them) */
+	sig[19] = sig[39] = 1;                    /* r = s = 1, 20 bytes each */
+	h64 = vep_b64url_encode((const uint8_t *)"{\"alg\":\"DS128\"}", 15);
+	s64 = vep_b64url_encode(sig, sizeof(sig));
+	ASSERT_TRUE(h64 != NULL && s64 != NULL);
+	for (int64_t exp = T_ASSERT_EXP; msg == NULL && exp < T_ASSERT_EXP + 64; exp++) {
+		char pl[160];
+
+		snprintf(pl, sizeof(pl), "{\"aud\":\"%s\",\"exp\":%lld}", victim_rp,
+		    (long long)exp);
+		free(p64);
+		p64 = vep_b64url_encode((const uint8_t *)pl, strlen(pl));
+		ASSERT_TRUE(p64 != NULL);
+		text = malloc(strlen(h64) + strlen(p64) + 2);
+		ASSERT_TRUE(text != NULL);
+		sprintf(text, "%s.%s", h64, p64);
+		ASSERT_TRUE(EVP_Digest(text, strlen(text), md, &mdlen, EVP_sha1(), NULL) == 1);
+		if (md[mdlen - 1] & 1)
+			msg = text;
+		else
+			free(text);
+	}
+	ASSERT_TRUE(msg != NULL);
+	/* the forgery is real: OpenSSL alone accepts it */
+	ASSERT_EQ(ossl_accepts_r1s1(p, q, y, msg), 1);
+	{
+		char *a = malloc(strlen(msg) + strlen(s64) + 2), *b = NULL;
+
+		ASSERT_TRUE(a != NULL);
+		sprintf(a, "%s.%s", msg, s64);
+		ASSERT_EQ(vep_backed_join(cert, a, &b), 0);
+		ASSERT_EQ(verify_text(b, victim_rp, ISS, domain_key, T_NOW), VEP_ERR_KEY);
+		free(a);
+		free(b);
+	}
+	free(msg);
+	free(cert);
+	free(h64);
+	free(p64);
+	free(s64);
+	OPENSSL_free(ph);
+	OPENSSL_free(qh);
+	OPENSSL_free(yh);
+	BN_free(p);
+	BN_free(q);
+	BN_free(y);
+}
+
 int main(void)
 {
 	if (vep_key_generate_rsa(2048, &domain_key) != 0 ||
@@ -429,6 +566,7 @@ int main(void)
 	RUN(test_tampered);
 	RUN(test_parse_shapes);
 	RUN(test_audience_match);
+	RUN(test_forged_dsa_key_refused);
 	vep_key_free(domain_key);
 	vep_key_free(other_domain_key);
 	vep_key_free(user_key);
