@@ -19,8 +19,9 @@
  * stay queued, in order, for the respawned helper.
  *
  * Must never: block the loop (no waiting on the helper, no sleep), include
- * PAM headers, log or keep a password longer than it takes to hand it to
- * the helper (buffers are wiped), or decide HTTP answers: it reports an
+ * PAM headers, log or keep a password longer than it waits for its turn
+ * and takes to hand to the helper (buffers are wiped; a cancelled or timed
+ * out waiting request's at once), or decide HTTP answers: it reports an
  * outcome and PAM's requested fail delay; faildelay.h turns failures into a
  * timer and the login handler maps outcomes to statuses.
  */
