@@ -15,6 +15,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <openssl/bn.h>
+#include <openssl/dsa.h>
+#include <openssl/evp.h>
+
 #include "assertion.h"
 #include "b64url.h"
 #include "cert.h"
@@ -108,6 +112,192 @@ static void seed_email(void)
 	};
 	for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
 		put("email", seeds[i][0], seeds[i][1]);
+}
+
+/* BIGNUM -> new string: decimal, or lowercase hex without a leading zero
+ * (free()); NULL on failure. */
+static char *bn_text(const BIGNUM *bn, int hex)
+{
+	char *s = hex ? BN_bn2hex(bn) : BN_bn2dec(bn), *out = NULL;
+	if (s == NULL)
+		return NULL;
+	char *p = s;
+	if (hex) {
+		for (char *c = s; *c; c++)
+			if (*c >= 'A' && *c <= 'F')
+				*c = (char)(*c - 'A' + 'a');
+		while (p[0] == '0' && p[1] != '\0')
+			p++;
+	}
+	out = strdup(p);
+	OPENSSL_free(s);
+	return out;
+}
+
+static char *rsa_text(const BIGNUM *n, const BIGNUM *e)
+{
+	char *ns = bn_text(n, 0), *es = bn_text(e, 0), *out = NULL;
+	json_t *o = ns && es ? json_pack("{s:s,s:s,s:s}", "algorithm", "RS", "n", ns, "e", es) : NULL;
+	if (o != NULL)
+		out = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	free(ns);
+	free(es);
+	return out;
+}
+
+static char *dsa_text(const BIGNUM *y, const BIGNUM *p, const BIGNUM *q, const BIGNUM *g)
+{
+	char *ys = bn_text(y, 1), *ps = bn_text(p, 1), *qs = bn_text(q, 1), *gs = bn_text(g, 1);
+	char *out = NULL;
+	json_t *o = ys && ps && qs && gs ? json_pack("{s:s,s:s,s:s,s:s,s:s}", "algorithm", "DS",
+	    "y", ys, "p", ps, "q", qs, "g", gs) : NULL;
+	if (o != NULL)
+		out = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	free(ys);
+	free(ps);
+	free(qs);
+	free(gs);
+	return out;
+}
+
+/* A number member of a key's canonical JSON as a new BIGNUM. */
+static BIGNUM *key_bn(const vep_key *k, const char *name, int hex)
+{
+	json_t *o = vep_key_to_json(k);
+	const char *s = o ? json_string_value(json_object_get(o, name)) : NULL;
+	BIGNUM *bn = NULL;
+	if (s == NULL || (hex ? BN_hex2bn(&bn, s) : BN_dec2bn(&bn, s)) == 0)
+		bn = NULL;
+	json_decref(o);
+	return bn;
+}
+
+/* Keys that anyone could sign with, each refused by the key policy (key.h):
+ * one class each, near an honest key so the parser gets far. */
+static void seed_unsafe_keys(const vep_key *rsa2048, const vep_key *dsa1024,
+    const vep_key *dsa2048)
+{
+	BN_CTX *ctx = BN_CTX_new();
+	BIGNUM *n = key_bn(rsa2048, "n", 0), *e = BN_new(), *t = BN_new(), *u = BN_new();
+	char *v;
+	if (ctx == NULL || n == NULL || e == NULL || t == NULL || u == NULL ||
+	    !BN_set_word(e, 65537)) {
+		fprintf(stderr, "seedgen: unsafe keys\n");
+		exit(1);
+	}
+	/* RSA */
+	BN_sub(t, n, BN_value_one());
+	put("key_json", "unsafe-rsa-n-even", v = rsa_text(t, e));
+	free(v);
+	BN_copy(t, n);
+	BN_sub_word(t, BN_mod_word(t, 6));
+	BN_add_word(t, 3);
+	put("key_json", "unsafe-rsa-n-divisible-by-3", v = rsa_text(t, e));
+	free(v);
+	BN_generate_prime_ex(t, 2048, 0, NULL, NULL, NULL);
+	put("key_json", "unsafe-rsa-n-prime", v = rsa_text(t, e));
+	free(v);
+	BN_copy(u, t);
+	BN_sub_word(u, 2);
+	put("key_json", "unsafe-rsa-n-prime-e-n-minus-2", v = rsa_text(t, u));
+	free(v);
+	BN_copy(u, n);
+	BN_sub_word(u, 2);
+	put("key_json", "unsafe-rsa-e-n-minus-2", v = rsa_text(n, u));
+	free(v);
+	BN_set_word(u, 1);
+	put("key_json", "unsafe-rsa-e-one", v = rsa_text(n, u));
+	free(v);
+	BN_set_word(u, 0xffffffffUL);
+	BN_add_word(u, 2);
+	put("key_json", "unsafe-rsa-e-over-2-32", v = rsa_text(n, u));
+	free(v);
+	/* DSA, in both published groups */
+	const vep_key *dk[2] = { dsa1024, dsa2048 };
+	for (int i = 0; i < 2; i++) {
+		BIGNUM *y = key_bn(dk[i], "y", 1), *p = key_bn(dk[i], "p", 1);
+		BIGNUM *q = key_bn(dk[i], "q", 1), *g = key_bn(dk[i], "g", 1);
+		char name[64];
+		const char *sz = i == 0 ? "ds128" : "ds256";
+		if (!y || !p || !q || !g) {
+			fprintf(stderr, "seedgen: unsafe DSA keys\n");
+			exit(1);
+		}
+		BN_sub(t, p, BN_value_one());
+		snprintf(name, sizeof name, "unsafe-%s-y-p-minus-1", sz);
+		put("key_json", name, v = dsa_text(t, p, q, g));
+		free(v);
+		snprintf(name, sizeof name, "unsafe-%s-g-p-minus-1", sz);
+		put("key_json", name, v = dsa_text(y, p, q, t));
+		free(v);
+		snprintf(name, sizeof name, "unsafe-%s-y-one", sz);
+		put("key_json", name, v = dsa_text(BN_value_one(), p, q, g));
+		free(v);
+		BN_add_word(t, 2);       /* p + 1 */
+		snprintf(name, sizeof name, "unsafe-%s-y-p-plus-1", sz);
+		put("key_json", name, v = dsa_text(t, p, q, g));
+		free(v);
+		BN_add_word(t, 1);       /* p + 2: odd, composite */
+		snprintf(name, sizeof name, "unsafe-%s-p-composite", sz);
+		put("key_json", name, v = dsa_text(y, t, q, g));
+		free(v);
+		BN_copy(u, q);
+		BN_add_word(u, 1);
+		snprintf(name, sizeof name, "unsafe-%s-q-even", sz);
+		put("key_json", name, v = dsa_text(y, p, u, g));
+		free(v);
+		BN_copy(u, y);           /* y + 1: outside the subgroup */
+		BN_add_word(u, 1);
+		snprintf(name, sizeof name, "unsafe-%s-y-not-in-subgroup", sz);
+		put("key_json", name, v = dsa_text(u, p, q, g));
+		free(v);
+		BN_free(y);
+		BN_free(p);
+		BN_free(q);
+		BN_free(g);
+	}
+	/* issue 11's forgery: q even, p composite, g = y = p - 1 */
+	BN_zero(t);
+	BN_set_bit(t, 1023);             /* p - 1 */
+	BN_copy(u, t);
+	BN_add_word(u, 1);               /* p */
+	BN_zero(e);
+	BN_set_bit(e, 159);
+	BN_add_word(e, 2);               /* q */
+	put("key_json", "unsafe-dsa-forgery-even-q", v = dsa_text(t, u, e, t));
+	free(v);
+	/* a sound group of OpenSSL's making, but not a published one */
+	EVP_PKEY_CTX *pc = EVP_PKEY_CTX_new_from_name(NULL, "DSA", NULL), *kc = NULL;
+	EVP_PKEY *dom = NULL, *pk = NULL;
+	BIGNUM *y = NULL, *p = NULL, *q = NULL, *g = NULL;
+	if (pc == NULL || EVP_PKEY_paramgen_init(pc) != 1 ||
+	    EVP_PKEY_CTX_set_dsa_paramgen_bits(pc, 1024) != 1 ||
+	    EVP_PKEY_CTX_set_dsa_paramgen_q_bits(pc, 160) != 1 ||
+	    EVP_PKEY_paramgen(pc, &dom) != 1 ||
+	    (kc = EVP_PKEY_CTX_new_from_pkey(NULL, dom, NULL)) == NULL ||
+	    EVP_PKEY_keygen_init(kc) != 1 || EVP_PKEY_keygen(kc, &pk) != 1 ||
+	    !EVP_PKEY_get_bn_param(pk, "pub", &y) || !EVP_PKEY_get_bn_param(pk, "p", &p) ||
+	    !EVP_PKEY_get_bn_param(pk, "q", &q) || !EVP_PKEY_get_bn_param(pk, "g", &g)) {
+		fprintf(stderr, "seedgen: DSA parameters\n");
+		exit(1);
+	}
+	put("key_json", "unsafe-ds128-other-group", v = dsa_text(y, p, q, g));
+	free(v);
+	BN_free(y);
+	BN_free(p);
+	BN_free(q);
+	BN_free(g);
+	EVP_PKEY_free(pk);
+	EVP_PKEY_free(dom);
+	EVP_PKEY_CTX_free(kc);
+	EVP_PKEY_CTX_free(pc);
+	BN_free(n);
+	BN_free(e);
+	BN_free(t);
+	BN_free(u);
+	BN_CTX_free(ctx);
 }
 
 static void seed_keys(const vep_key *rsa2048, const vep_key *rsa1024, const vep_key *dsa1024,
@@ -303,6 +493,7 @@ int main(int argc, char **argv)
 	}
 	seed_email();
 	seed_keys(dk, uk, ud, ud256);
+	seed_unsafe_keys(dk, ud, ud256);
 	seed_tokens(dk, uk, ud, ud256);
 	seed_support(dk, dk2, ud);
 	if (argc > 2)
