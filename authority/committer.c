@@ -175,6 +175,16 @@ committer_free(struct committer *c)
 	}
 	done = queue_take(&c->finished);
 	run_completions(done);
+	/* Completions may queue follow-up jobs (a sign-in counted goes on to
+	 * settle): the thread is gone, so they run here, with theirs, until
+	 * nothing is left. No lock: no other thread uses c any more. */
+	while ((done = queue_take(&c->todo)) != NULL) {
+		struct job *j;
+
+		for (j = done; j != NULL; j = j->next)
+			j->rc = c->db != NULL ? j->fn(c->db, j->arg) : VEP_ERR_ARG;
+		run_completions(done);
+	}
 	if (c->wake != NULL)
 		event_free(c->wake);
 	db_close(c->db);

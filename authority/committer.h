@@ -36,7 +36,8 @@ int committer_new(struct event_base *base, const char *state_dir, long long max_
 int committer_submit(struct committer *c, committer_fn fn, committer_done done, void *arg);
 
 /* Runs every queued job, stops the thread, runs the last completions (in
- * the caller's thread, which must be the loop's) and frees. NULL-safe. */
+ * the caller's thread, which must be the loop's) and any jobs those queue,
+ * with their completions, until none is left; then frees. NULL-safe. */
 void committer_free(struct committer *c);
 
 #endif

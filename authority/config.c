@@ -44,6 +44,7 @@ static int set_path(const struct config_key *, void *, const char *, const char 
 static int set_listen(const struct config_key *, void *, const char *, const char *, char *, size_t);
 static int set_url(const struct config_key *, void *, const char *, const char *, char *, size_t);
 static int set_loglevel(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_case(const struct config_key *, void *, const char *, const char *, char *, size_t);
 static int set_name(const struct config_key *, void *, const char *, const char *, char *, size_t);
 static int set_suffix(const struct config_key *, void *, const char *, const char *, char *, size_t);
 static int set_proxies(const struct config_key *, void *, const char *, const char *, char *, size_t);
@@ -106,6 +107,10 @@ static const struct config_key config_keys[] = {
 	  "seconds one PAM attempt may take; then its worker is killed and the client gets 503" },
 	{ "pam_workers", SCOPE_GLOBAL, set_int, "16", 1, LIMIT_PAM_WORKERS_MAX, G(pam_workers), 0,
 	  "PAM attempts running at once; more wait, and beyond 4 per worker get 503" },
+	{ "pam_user_case", SCOPE_GLOBAL, set_case, "sensitive", 0, 0,
+	  G(pam_user_case_insensitive), 0,
+	  "sensitive or insensitive: whether the PAM backend treats user names that differ "
+	  "only in case as one account (LDAP, SSSD: insensitive); the throttle counts alike" },
 	{ "pam_min_uid", SCOPE_GLOBAL, set_int, "1000", 0, LIMIT_PAM_MIN_UID_MAX,
 	  G(pam_min_uid), 0,
 	  "lowest UID that may sign in (system accounts are below it); 0 disables the check; "
@@ -118,14 +123,24 @@ static const struct config_key config_keys[] = {
 	{ "cert_max_duration", SCOPE_GLOBAL, set_int, "21600", LIMIT_CERT_DURATION_S_MIN,
 	  LIMIT_CERT_DURATION_S_MAX, G(cert_max_duration_s), 0,
 	  "longest certificate lifetime issued, in seconds (requests ask for less or get this)" },
-	{ "throttle_account_max", SCOPE_GLOBAL, set_int, "5", 1, LIMIT_THROTTLE_ACCOUNT_MAX,
+	{ "throttle_pair_max", SCOPE_GLOBAL, set_int, "5", 1, LIMIT_THROTTLE_ACCOUNT_MAX,
+	  G(throttle_pair_max), 0,
+	  "failed sign-ins per account from one client address (IPv6: its /64) per account "
+	  "window before 429" },
+	{ "throttle_account_max", SCOPE_GLOBAL, set_int, "20", 1, LIMIT_THROTTLE_ACCOUNT_MAX,
 	  G(throttle_account_max), 0,
-	  "failed sign-ins per account per window before 429" },
+	  "failed sign-ins per account from all addresses per window before 429; not applied "
+	  "to an address the account signed in from within throttle_known_for" },
 	{ "throttle_account_window", SCOPE_GLOBAL, set_int, "900", 1, LIMIT_THROTTLE_WINDOW_S_MAX,
-	  G(throttle_account_window_s), 0, "seconds of the per-account window" },
+	  G(throttle_account_window_s), 0,
+	  "seconds of the per-account and per-account-and-address windows" },
+	{ "throttle_known_for", SCOPE_GLOBAL, set_int, "2592000", 0, LIMIT_THROTTLE_KNOWN_S_MAX,
+	  G(throttle_known_for_s), 0,
+	  "seconds an address stays known to an account after a sign-in from it; 0 = the "
+	  "account-wide limit holds everywhere" },
 	{ "throttle_addr_max", SCOPE_GLOBAL, set_int, "20", 1, LIMIT_THROTTLE_ADDR_MAX,
 	  G(throttle_addr_max), 0,
-	  "failed sign-ins per client address per window before 429" },
+	  "failed sign-ins per client address (IPv6: its /64) per window before 429" },
 	{ "throttle_addr_window", SCOPE_GLOBAL, set_int, "900", 1, LIMIT_THROTTLE_WINDOW_S_MAX,
 	  G(throttle_addr_window_s), 0, "seconds of the per-address window" },
 	{ "key_dir", SCOPE_DOMAIN, set_path, NULL, 0, 0, D(key_dir), 1,
@@ -335,6 +350,24 @@ set_loglevel(const struct config_key *k, void *field, const char *text, const ch
 	return VEP_OK;
 }
 
+/* "sensitive" (0) or "insensitive" (1). */
+static int
+set_case(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	(void)k;
+	(void)base_dir;
+	if (strcmp(text, "sensitive") == 0)
+		*(long *)field = 0;
+	else if (strcmp(text, "insensitive") == 0)
+		*(long *)field = 1;
+	else {
+		whyf(why, whylen, "must be sensitive or insensitive");
+		return VEP_ERR_INVALID;
+	}
+	return VEP_OK;
+}
+
 /* A short name: min..max bytes of [A-Za-z0-9._-], not "." or "..". PAM
  * turns the service name into a path under /etc/pam.d. */
 static int
@@ -460,8 +493,9 @@ static const char *const restart_only[] = {
 	"max_connections", "workers", "log_level", "db_max_mib", "pam_service", "pam_timeout",
 	"pam_workers", "pam_min_uid", "user",
 	/* Read by the database writer threads, outside any loop. */
-	"session_idle", "session_lifetime", "throttle_account_max", "throttle_account_window",
-	"throttle_addr_max", "throttle_addr_window",
+	"session_idle", "session_lifetime", "throttle_pair_max", "throttle_account_max",
+	"throttle_account_window", "throttle_known_for", "throttle_addr_max",
+	"throttle_addr_window", "pam_user_case",
 };
 
 static int
@@ -469,7 +503,7 @@ key_differs(const struct config_key *k, const struct config *a, const struct con
 {
 	const char *fa = (const char *)a + k->offset, *fb = (const char *)b + k->offset;
 
-	if (k->set == set_int || k->set == set_loglevel)
+	if (k->set == set_int || k->set == set_loglevel || k->set == set_case)
 		return *(const long *)fa != *(const long *)fb;
 	if (*(char *const *)fa == NULL || *(char *const *)fb == NULL)
 		return *(char *const *)fa != *(char *const *)fb;

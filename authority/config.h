@@ -65,8 +65,11 @@ struct config {
 	long session_idle_s;        /* session ends after this long unused */
 	long session_lifetime_s;    /* ... and this long after sign-in at most */
 	long cert_max_duration_s;   /* longest certificate lifetime issued */
-	long throttle_account_max;  /* failed sign-ins per account per window */
+	long throttle_pair_max;     /* sign-ins per account from one address per window */
+	long throttle_account_max;  /* per account from addresses not known to it */
 	long throttle_account_window_s;
+	long throttle_known_for_s;  /* how long a signed-in-from address stays known */
+	long pam_user_case_insensitive; /* the PAM backend ignores case in user names */
 	long throttle_addr_max;     /* failed sign-ins per client address per window */
 	long throttle_addr_window_s;
 	struct config_domain *domains; /* in file order; the first is the default */

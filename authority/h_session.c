@@ -24,6 +24,7 @@
 #include "domain.h"
 #include "email.h"
 #include "err.h"
+#include "digest.h"
 #include "faildelay.h"
 #include "committer.h"
 #include "log.h"
@@ -32,10 +33,20 @@
 #include "req.h"
 #include "secmem.h"
 #include "session.h"
+#include "throttle_key.h"
 #include "writes.h"
 
 /* The one answer to every failed sign-in, whatever the reason. */
 static const char login_failed[] = "wrong address or password";
+
+/* Names PAM is never asked about (root, unsafe or too long) still go
+ * through PAM, as this account that nobody has and with a random password,
+ * so that their answer waits for exactly what the stack asks for an unknown
+ * user (PAM_FAIL_DELAY, modules' own pauses): the same timing floor as every
+ * other failure. The typed password never leaves for such a name. */
+#define LOGIN_STAND_IN_USER "vep-refused-name"
+/* Random bytes of the stand-in's password (sent as hex). */
+#define LOGIN_STAND_IN_PW_BYTES 16
 
 struct login {
 	struct login *next, **prevp;   /* in loop->logins */
@@ -44,11 +55,21 @@ struct login {
 	struct req *r;                 /* answered exactly once, then NULL */
 	char email[VEP_EMAIL_MAX + 1];
 	char account[ACCOUNT_USER_MAX + 1]; /* PAM user, or the address when unmappable */
+	int mapped;                    /* account is a PAM user (else the stand-in runs) */
+	const char *pw;                /* borrowed from r's body; wiped once sent */
+	size_t pwlen;
+	/* The throttle's names for this attempt (throttle_key.h). */
+	char key_account[ACCOUNT_USER_MAX + 1];
+	char key_addr[THROTTLE_KEY_ADDR_BUFSZ];
+	struct db_throttle_limits limits;
+	struct db_throttle_ticket ticket; /* what the reservation counted */
+	int64_t retry_after_s;         /* when the reservation was refused */
+	int had_session;               /* the request came with a session cookie */
+	uint8_t old_hash[DB_SESSION_HASH_BYTES]; /* its hash: ended only on success */
 	struct timespec start;         /* monotonic: the delay counts from here */
 	uint64_t pam_id;
 	int pam_pending;
-	int writing;                   /* a database job holds it (committer.h) */
-	int64_t now;                   /* s: when PAM answered */
+	int64_t now;                   /* s: when the writer was asked */
 	uint32_t pam_delay_us;         /* PAM_FAIL_DELAY asked for */
 	struct session_tokens tokens;  /* the new session's (secret; wiped with l) */
 	struct event *timer;           /* the failure delay */
@@ -70,6 +91,26 @@ login_free(struct login *l)
 		event_free(l->timer);
 	vep_memzero(l, sizeof(*l));
 	free(l);
+}
+
+/* The password is needed only until PAM has it (or will never get it). */
+static void
+login_forget_password(struct login *l)
+{
+	if (l->pw != NULL)
+		vep_memzero((char *)l->pw, l->pwlen);
+	l->pw = NULL;
+	l->pwlen = 0;
+}
+
+/* Answers r with an error and ends the sign-in. */
+static void
+login_end(struct login *l, enum req_error e)
+{
+	login_forget_password(l);
+	req_reply_error(l->r, e);
+	l->r = NULL;
+	login_free(l);
 }
 
 static int64_t
@@ -94,10 +135,12 @@ elapsed_ms(const struct timespec *since)
 static void
 throttle_limits(const struct config *cfg, struct db_throttle_limits *l)
 {
+	l->pair_max = cfg->throttle_pair_max;
 	l->account_max = cfg->throttle_account_max;
 	l->account_window_s = cfg->throttle_account_window_s;
 	l->addr_max = cfg->throttle_addr_max;
 	l->addr_window_s = cfg->throttle_addr_window_s;
+	l->known_for_s = cfg->throttle_known_for_s;
 }
 
 /* One log line per sign-in decision: outcome, the address asked for
@@ -151,66 +194,104 @@ on_delay_over(evutil_socket_t fd, short what, void *arg)
 {
 	struct login *l = arg;
 
+	(void)fd;
+	(void)what;
 	req_reply_error_text(l->r, REQ_ERR_UNAUTHORIZED, login_failed);
 	l->r = NULL;
 	login_free(l);
 }
 
-/* In the writer thread: the failure counts before anyone is answered. */
-static int
-write_failure(struct db *db, void *arg)
-{
-	struct login *l = arg;
-	struct db_throttle_limits lim;
-
-	throttle_limits(l->a->cfg, &lim);
-	return db_throttle_record_failure(db, l->account, l->r->client_addr, l->now, &lim);
-}
-
-/* Back in the loop: answer 401 when the failure's delay is over. */
+/* Audits a failure (already counted by the reservation) and answers 401
+ * when its delay is over. */
 static void
-failure_written(int rc, void *arg)
+login_fail(struct login *l, const char *outcome, uint32_t pam_delay_us)
 {
-	struct login *l = arg;
 	struct timeval tv;
 	uint32_t ms;
 
-	l->writing = 0;
-	if (rc != 0)
-		log_error(&l->a->log, "throttle: %s", db_strerror(rc));
-	ms = faildelay_remaining_ms(l->a->faildelay, l->account, l->pam_delay_us,
+	login_forget_password(l);
+	audit_login(l, 0, outcome);
+	ms = faildelay_remaining_ms(l->a->faildelay, l->key_account, pam_delay_us,
 	    elapsed_ms(&l->start));
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;
 	if ((l->timer = evtimer_new(l->loop->base, on_delay_over, l)) == NULL ||
 	    evtimer_add(l->timer, &tv) != 0) {
 		/* Answering at once would leak timing; 503 leaks nothing. */
-		req_reply_error(l->r, REQ_ERR_UNAVAILABLE);
-		l->r = NULL;
-		login_free(l);
+		login_end(l, REQ_ERR_UNAVAILABLE);
 	}
 }
 
-/* Counts and audits a failure, then answers 401 when its delay is over. */
-static void
-login_fail(struct login *l, const char *outcome, uint32_t pam_delay_us)
+/* A throttle settlement nobody waits for: the names and ticket copied. */
+struct settle_job {
+	struct loop *loop;
+	char account[ACCOUNT_USER_MAX + 1];
+	char addr[THROTTLE_KEY_ADDR_BUFSZ];
+	struct db_throttle_limits limits;
+	struct db_throttle_ticket ticket;
+	int64_t now;
+};
+
+static int
+write_settle_undecided(struct db *db, void *arg)
 {
-	l->pam_delay_us = pam_delay_us;
-	l->now = (int64_t)time(NULL);
-	audit_login(l, 0, outcome);
-	l->writing = 1;
-	if (committer_submit(l->loop->committer, write_failure, failure_written, l) != 0)
-		failure_written(VEP_ERR_NOMEM, l);
+	struct settle_job *j = arg;
+
+	return db_throttle_settle(db, j->account, j->addr, j->now, &j->limits, &j->ticket,
+	    DB_THROTTLE_UNDECIDED);
 }
 
-/* In the writer thread: forget the account's failures, store the session. */
+static void
+settle_written(int rc, void *arg)
+{
+	struct settle_job *j = arg;
+
+	if (rc != 0)
+		log_error(&j->loop->a->log, "throttle: %s", db_strerror(rc));
+	free(j);
+}
+
+/* PAM could not decide: the attempt is taken back from the counters (a
+ * failure to do so merely leaves it counted), and the client asked to
+ * retry. */
+static void
+login_undecided(struct login *l, const char *outcome)
+{
+	struct settle_job *j = calloc(1, sizeof(*j));
+
+	if (j != NULL) {
+		j->loop = l->loop;
+		memcpy(j->account, l->key_account, sizeof(j->account));
+		memcpy(j->addr, l->key_addr, sizeof(j->addr));
+		j->limits = l->limits;
+		j->ticket = l->ticket;
+		j->now = (int64_t)time(NULL);
+		if (committer_submit(l->loop->committer, write_settle_undecided, settle_written,
+		    j) != 0)
+			free(j);
+	}
+	log_warn(&l->a->log, "sign-in: PAM %s", outcome);
+	audit_login(l, 0, outcome);
+	req_add_header(l->r, "Retry-After", "5");
+	login_end(l, REQ_ERR_UNAVAILABLE);
+}
+
+/* In the writer thread: settle the attempt, end the session the request
+ * came with (only now: a failed sign-in must not sign anyone out), store
+ * the new one. */
 static int
 write_success(struct db *db, void *arg)
 {
 	struct login *l = arg;
 	const struct config *cfg = l->a->cfg;
+	int rc;
 
-	(void)db_throttle_record_success(db, l->account); /* best effort */
+	/* Best effort: the attempt merely stays counted. */
+	(void)db_throttle_settle(db, l->key_account, l->key_addr, l->now, &l->limits,
+	    &l->ticket, DB_THROTTLE_SUCCEEDED);
+	if (l->had_session && (rc = db_session_delete(db, l->old_hash)) != 0 &&
+	    rc != DB_ERR_NOTFOUND)
+		return rc;
 	return db_session_create(db, l->email, l->now, cfg->session_idle_s,
 	    cfg->session_lifetime_s, l->tokens.token_hash, l->tokens.csrf_hash, NULL);
 }
@@ -223,7 +304,6 @@ success_written(int rc, void *arg)
 	const struct config *cfg = l->a->cfg;
 	char cookie[SESSION_COOKIE_BUFSZ];
 
-	l->writing = 0;
 	if (rc != 0) {
 		log_error(&l->a->log, "session: %s", db_strerror(rc));
 		req_add_header(l->r, "Retry-After", "5");
@@ -251,12 +331,9 @@ login_succeed(struct login *l)
 {
 	l->now = (int64_t)time(NULL);
 	if (session_tokens_new(&l->tokens) != 0) {
-		req_reply_error(l->r, REQ_ERR_INTERNAL);
-		l->r = NULL;
-		login_free(l);
+		login_end(l, REQ_ERR_INTERNAL);
 		return;
 	}
-	l->writing = 1;
 	if (committer_submit(l->loop->committer, write_success, success_written, l) != 0)
 		success_written(VEP_ERR_NOMEM, l);
 }
@@ -269,39 +346,60 @@ on_pam(const struct pam_client_result *res, void *arg)
 	l->pam_pending = 0;
 	switch (res->outcome) {
 	case PAM_OUTCOME_OK:
-		login_succeed(l);
+		if (l->mapped) {
+			login_succeed(l);
+			return;
+		}
+		/* The stand-in exists after all: still no sign-in for a name
+		 * refused before PAM. */
+		login_fail(l, "refused", res->pam_delay_us);
 		return;
 	case PAM_OUTCOME_AUTH_FAILED:
 	case PAM_OUTCOME_ACCT_REFUSED:
 	case PAM_OUTCOME_USER_REFUSED:
-		login_fail(l, pam_outcome_name(res->outcome), res->pam_delay_us);
+		login_fail(l, l->mapped ? pam_outcome_name(res->outcome) : "refused",
+		    res->pam_delay_us);
 		return;
 	default:
 		/* Timeout, busy, broken: nothing about the account is known,
 		 * so nothing is counted against it. */
-		log_warn(&l->a->log, "sign-in: PAM %s", pam_outcome_name(res->outcome));
-		audit_login(l, 0, pam_outcome_name(res->outcome));
-		req_add_header(l->r, "Retry-After", "5");
-		req_reply_error(l->r, REQ_ERR_UNAVAILABLE);
-		l->r = NULL;
-		login_free(l);
+		login_undecided(l, pam_outcome_name(res->outcome));
 	}
 }
 
-/* Ends the session the request came with, if any: every sign-in gets a
- * fresh token, and the old one should not outlive it. */
+/* Hands the attempt to PAM: the account with the typed password, or the
+ * stand-in with a random one when the name may not reach PAM. */
 static void
-end_previous_session(struct req *r)
+login_ask_pam(struct login *l)
 {
-	char token[SESSION_TOKEN_CHARS + 1];
-	struct session_tokens t;
+	uint8_t rnd[LOGIN_STAND_IN_PW_BYTES];
+	char standin_pw[2 * LOGIN_STAND_IN_PW_BYTES + 1];
+	size_t i;
+	int rc;
 
-	if (session_cookie_find(req_header(r, "Cookie"), token) == 0 &&
-	    session_tokens_from(token, &t) == 0) {
-		writes_session_delete(r->loop, t.token_hash); /* gone already is fine */
-		session_tokens_wipe(&t);
+	if (l->mapped) {
+		rc = pam_client_start(l->loop->pam, l->account, l->pw, l->pwlen,
+		    l->r->client_addr, on_pam, l, &l->pam_id);
+	} else if ((rc = vep_random(rnd, sizeof(rnd))) == 0) {
+		for (i = 0; i < sizeof(rnd); i++)
+			(void)snprintf(standin_pw + 2 * i, 3, "%02x", rnd[i]);
+		rc = pam_client_start(l->loop->pam, LOGIN_STAND_IN_USER, standin_pw,
+		    strlen(standin_pw), l->r->client_addr, on_pam, l, &l->pam_id);
+		vep_memzero(standin_pw, sizeof(standin_pw));
+		vep_memzero(rnd, sizeof(rnd));
 	}
-	vep_memzero(token, sizeof(token));
+	login_forget_password(l);
+	if (rc == 0) {
+		l->pam_pending = 1;
+		return;
+	}
+	if (rc == VEP_ERR_NOMEM || rc == VEP_ERR_CRYPTO) {
+		login_undecided(l, "error");
+		return;
+	}
+	/* Over PAM's limits (a password with a NUL, a name too long): the
+	 * same failure as a wrong password, on the same clock. */
+	login_fail(l, "refused", 0);
 }
 
 /* Answers 429 with the wait, in the header and the body. */
@@ -323,11 +421,62 @@ reply_throttled(struct req *r, int64_t retry_s)
 	json_decref(o);
 }
 
+/* In the writer thread: count the attempt, or refuse it, in one step. */
+static int
+write_reserve(struct db *db, void *arg)
+{
+	struct login *l = arg;
+
+	return db_throttle_reserve(db, l->key_account, l->key_addr, l->now, &l->limits,
+	    &l->ticket, &l->retry_after_s);
+}
+
+/* Back in the loop: on to PAM once counted. */
+static void
+reserve_written(int rc, void *arg)
+{
+	struct login *l = arg;
+
+	if (rc == DB_ERR_THROTTLED) {
+		login_forget_password(l);
+		log_login(l->a, "throttled", l->email, l->r->client_addr);
+		reply_throttled(l->r, l->retry_after_s);
+		l->r = NULL;
+		login_free(l);
+		return;
+	}
+	if (rc != 0) {
+		log_error(&l->a->log, "throttle: %s", db_strerror(rc));
+		req_add_header(l->r, "Retry-After", "5");
+		login_end(l, REQ_ERR_UNAVAILABLE);
+		return;
+	}
+	login_ask_pam(l);
+}
+
+/* Remembers the session the request came with, to end it if and when this
+ * sign-in succeeds: every sign-in gets a fresh token, and the old one
+ * should not outlive it. */
+static void
+note_previous_session(struct req *r, struct login *l)
+{
+	char token[SESSION_TOKEN_CHARS + 1];
+	struct session_tokens t;
+
+	if (session_cookie_find(req_header(r, "Cookie"), token) == 0 &&
+	    session_tokens_from(token, &t) == 0) {
+		memcpy(l->old_hash, t.token_hash, sizeof(l->old_hash));
+		l->had_session = 1;
+		session_tokens_wipe(&t);
+	}
+	vep_memzero(token, sizeof(token));
+}
+
 /* Validates the body and maps the address; answers and returns -1 when the
- * request ends here. *mapped is 0 when the address cannot sign in at all
+ * request ends here. l->mapped is 0 when the address cannot sign in at all
  * (root, unsafe name): it still takes the failure path. */
 static int
-login_prepare(struct req *r, struct login *l, const char **pw, size_t *pwlen, int *mapped)
+login_prepare(struct req *r, struct login *l)
 {
 	json_t *je = json_object_get(r->body, "email");
 	json_t *jp = json_object_get(r->body, "password");
@@ -343,9 +492,9 @@ login_prepare(struct req *r, struct login *l, const char **pw, size_t *pwlen, in
 		    "\"email\" and \"password\" must be strings");
 		return -1;
 	}
-	*pw = json_string_value(jp);
-	*pwlen = json_string_length(jp);
-	if (*pwlen > PAMP_PASSWORD_MAX_BYTES) {
+	l->pw = json_string_value(jp);
+	l->pwlen = json_string_length(jp);
+	if (l->pwlen > PAMP_PASSWORD_MAX_BYTES) {
 		req_reply_error_text(r, REQ_ERR_TOO_LARGE, "password too long");
 		return -1;
 	}
@@ -369,10 +518,16 @@ login_prepare(struct req *r, struct login *l, const char **pw, size_t *pwlen, in
 	}
 	snprintf(l->email, sizeof(l->email), "%s", email);
 	rc = account_map_user(d->accounts, local, l->account, sizeof(l->account));
-	*mapped = rc == 0;
-	if (!*mapped) /* count and delay it under the address itself */
+	l->mapped = rc == 0;
+	if (!l->mapped) /* count and delay it under the address itself */
 		snprintf(l->account, sizeof(l->account), "%s", email);
 	rc = 0;
+	if (throttle_key_account(l->account, (int)r->a->cfg->pam_user_case_insensitive,
+	    l->key_account, sizeof(l->key_account)) != 0 ||
+	    throttle_key_addr(r->client_addr, l->key_addr, sizeof(l->key_addr)) != 0) {
+		req_reply_error(r, REQ_ERR_INTERNAL);
+		rc = -1;
+	}
 out:
 	free(email);
 	free(local);
@@ -384,12 +539,7 @@ void
 h_login(struct req *r)
 {
 	struct authority *a = r->a;
-	struct db_throttle_limits lim;
 	struct login *l;
-	const char *pw = NULL;
-	size_t pwlen = 0;
-	int64_t retry = 0;
-	int rc, mapped = 0;
 
 	if ((l = calloc(1, sizeof(*l))) == NULL) {
 		req_reply_error(r, REQ_ERR_INTERNAL);
@@ -399,52 +549,24 @@ h_login(struct req *r)
 	l->loop = r->loop;
 	l->r = r;
 	clock_gettime(CLOCK_MONOTONIC, &l->start);
-	if (login_prepare(r, l, &pw, &pwlen, &mapped) != 0) {
+	if (login_prepare(r, l) != 0) {
+		/* The password, if set, dies with the answered request's body
+		 * (wiped by jansson's free, see main.c). */
 		l->r = NULL;
-		goto done;
+		l->pw = NULL;
+		login_free(l);
+		return;
 	}
-	throttle_limits(a->cfg, &lim);
-	rc = db_throttle_check(r->loop->db, l->account, r->client_addr, (int64_t)time(NULL), &lim,
-	    &retry);
-	if (rc == DB_ERR_THROTTLED) {
-		log_login(a, "throttled", l->email, r->client_addr);
-		reply_throttled(r, retry);
-		l->r = NULL;
-		goto done;
-	}
-	if (rc != 0) {
-		log_error(&a->log, "throttle: %s", db_strerror(rc));
-		req_reply_error(r, REQ_ERR_UNAVAILABLE);
-		l->r = NULL;
-		goto done;
-	}
-	end_previous_session(r);
+	note_previous_session(r, l);
+	throttle_limits(a->cfg, &l->limits);
+	l->now = (int64_t)time(NULL);
 	l->next = r->loop->logins;
 	if (l->next != NULL)
 		l->next->prevp = &l->next;
 	l->prevp = &r->loop->logins;
 	r->loop->logins = l;
-	rc = mapped ? pam_client_start(r->loop->pam, l->account, pw, pwlen, r->client_addr, on_pam, l,
-	    &l->pam_id) : VEP_ERR_PERM;
-	/* Our copy of the password is no longer needed, whatever happens. */
-	vep_memzero((char *)pw, pwlen);
-	if (rc == 0) {
-		l->pam_pending = 1;
-		return;
-	}
-	if (rc == VEP_ERR_NOMEM) {
-		req_reply_error(r, REQ_ERR_INTERNAL);
-		l->r = NULL;
-		goto done;
-	}
-	/* Not a PAM user (root, unsafe, over PAM's limits): the same failure
-	 * as a wrong password, on the same clock. */
-	login_fail(l, "refused", 0);
-	return;
-done:
-	/* pw, if set, died with the answered request's body (wiped by
-	 * jansson's free, see main.c). */
-	login_free(l);
+	if (committer_submit(r->loop->committer, write_reserve, reserve_written, l) != 0)
+		login_end(l, REQ_ERR_INTERNAL);
 }
 
 void

@@ -30,6 +30,7 @@ ACCOUNTS = {
     "mail.alice": ("suffix-pw", 1006),
     "dave-pam": ("alias-pw", 1007),
     "canary": ("CANARY-7d1e-pw", 1010),
+    "slowpoke": ("slowpoke-pw", 1011),   # PAM takes a second for slow*
 }
 
 
@@ -41,7 +42,11 @@ def libdir():
 
 
 class World:
-    def __init__(self, extra_config="", domain_extra=""):
+    """auth_first: PAM auth lines put before the stack's own (e.g. a fail
+    delay). Every PAM authentication appends its user name to
+    attempts_log, so a test can count what reached PAM."""
+
+    def __init__(self, extra_config="", domain_extra="", auth_first=""):
         lib = libdir()
         if lib is None:
             raise RuntimeError("libpam-wrapper is not installed")
@@ -55,16 +60,19 @@ class World:
                                         os.path.join(self.tmp, "keys"))
         passdb = "".join("%s:%s:%s\n" % (u, pw, SERVICE) for u, (pw, _) in ACCOUNTS.items())
         vephelp.write(os.path.join(self.pamdir, "passdb"), passdb)
+        self.attempts_log = os.path.join(self.pamdir, "attempts.log")
         hook = ("#!/bin/sh\n"
-                "case \"$PAM_USER\" in\n"
+                "echo \"$PAM_USER\" >> %s\n"
+                "case \"$PAM_USER\" in\n" % self.attempts_log +
                 "sleeper) exec sleep 30;;\n"
+                "slow*) sleep 1;;\n"
                 "esac\nexit 0\n")
         vephelp.write(os.path.join(self.pamdir, "auth-hook.sh"), hook, 0o700)
         acct = "#!/bin/sh\n[ \"$PAM_USER\" = locked ] && exit 1\nexit 0\n"
         vephelp.write(os.path.join(self.pamdir, "acct-hook.sh"), acct, 0o700)
         matrix = os.path.join(lib, "pam_wrapper", "pam_matrix.so")
         sysmod = os.path.join(lib, "security")
-        stack = ("auth required %s/pam_exec.so quiet %s/auth-hook.sh\n"
+        stack = auth_first + ("auth required %s/pam_exec.so quiet %s/auth-hook.sh\n"
                  "auth required %s passdb=%s/passdb\n"
                  "account required %s/pam_exec.so quiet %s/acct-hook.sh\n"
                  "account required %s passdb=%s/passdb\n"
@@ -101,6 +109,15 @@ class World:
             # insist on coming first.
             "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0",
         }
+
+    def attempts(self, user=None):
+        """The PAM authentications so far (of user, if given)."""
+        try:
+            with open(self.attempts_log) as f:
+                names = f.read().split()
+        except FileNotFoundError:
+            names = []
+        return [n for n in names if user is None or n == user]
 
     def start(self):
         return vephelp.Authority(["--config", self.config, "--listen", "127.0.0.1:0"],
