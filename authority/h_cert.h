@@ -6,7 +6,7 @@
  * "email": <optional; when present it must be the session's address>}.
  * Answer: 200 {"cert","email","iat","exp"} (times in ms since the epoch).
  *
- * Rules (DESIGN §2): the key is parsed and checked by libvep (a wrong
+ * Rules (docs/PROTOCOL.md): the key is parsed and checked by libvep (a wrong
  * algorithm, size or value is a 400 that says which); the lifetime is the
  * request's duration (default: the configured maximum), capped by
  * cert_max_duration and VEP_CERT_MAX_LIFETIME_MS, and at least

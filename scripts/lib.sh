@@ -36,12 +36,19 @@ vep_apt_ensure() {
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || return 1
 }
 
-# vep_build DIR [meson options...]: configures (once) and builds.
+# Where the scripts' own logs go: an ignored build directory (.gitignore's
+# /build*/), never the source tree.
+VEP_LOG_DIR=build-logs
+
+# vep_build DIR [meson options...]: configures (once) and builds; the logs
+# are $VEP_LOG_DIR/DIR.setup.log and DIR.ninja.log.
 vep_build() {
 	local dir=$1; shift
+	local log="$VEP_LOG_DIR/$(basename "$dir")"
+	mkdir -p "$VEP_LOG_DIR" || return 1
 	if [ ! -f "$dir/build.ninja" ]; then
-		meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || {
-			cat "$dir.setup.log" >&2; return 1; }
+		meson setup "$dir" "$@" >"$log.setup.log" 2>&1 || {
+			cat "$log.setup.log" >&2; return 1; }
 	fi
-	ninja -C "$dir" >"$dir.ninja.log" 2>&1 || { cat "$dir.ninja.log" >&2; return 1; }
+	ninja -C "$dir" >"$log.ninja.log" 2>&1 || { cat "$log.ninja.log" >&2; return 1; }
 }

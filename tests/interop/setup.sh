@@ -1,6 +1,6 @@
 #!/bin/sh
 # setup.sh - installs Mozilla's verifier (pinned in package-lock.json) into
-# tests/interop/node_modules when it is missing, the way DESIGN.md section 5
+# tests/interop/node_modules when it is missing, the way docs/PROTOCOL.md ("Installing")
 # says: npm ci without scripts (browserid-crypto's postinstall crashes on
 # node >= 14), then build the libs/ bundle the library loads.
 # Exits 0 when node_modules is ready; non-zero when it could not install.

@@ -11,7 +11,7 @@ import unittest
 KEYTOOL = os.environ.get("VEP_KEYTOOL", "")
 SRCROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 VECTORS = os.environ.get("VEP_VECTORS") or os.path.join(
-    SRCROOT, "..", "shared", "vectors", "browserid-crypto-vectors.json")
+    SRCROOT, "tests", "vectors", "browserid-crypto-vectors.json")
 
 
 def now_ms():
