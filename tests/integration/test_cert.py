@@ -106,6 +106,12 @@ def check_refusals(auth, w, cl, pub):
          "size"),
         ("unknown algorithm", {"pubkey": {"algorithm": "EC", "x": "1"}}, "algorithm"),
         ("even e", dict(pubkey=dict(pub, e="65536")), "key"),
+        # the user key policy (README): keys anyone could sign with
+        ("e = n - 2", dict(pubkey=dict(pub, e=str(int(pub["n"]) - 2))), "unsafe key"),
+        ("even n", dict(pubkey=dict(pub, n=str(int(pub["n"]) - 1))), "unsafe key"),
+        ("DSA q even, p composite, g = y = p - 1", {"pubkey": {
+            "algorithm": "DS", "y": "%x" % (1 << 1023), "p": "%x" % ((1 << 1023) + 1),
+            "q": "%x" % ((1 << 159) + 2), "g": "%x" % (1 << 1023)}}, "unsafe key"),
         ("malformed JSON text", {"pubkey": "{\"algorithm\":"}, "key"),
     ]
     for label, obj, word in cases:
