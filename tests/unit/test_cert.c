@@ -1,8 +1,9 @@
 /*
  * test_cert.c - identity certificates (libvep/cert.c) with real keys and
  * real signatures: the exact payload we sign, every refusal of
- * vep_cert_sign, every shape rule of vep_cert_parse, and vep_cert_verify's
- * signature and time checks.
+ * vep_cert_sign, every shape rule of vep_cert_parse, vep_cert_verify's
+ * signature and time checks, and certificates for unsafe user keys (signed
+ * by the real domain key) refused by the parser.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -288,6 +289,68 @@ static char *swap_payload(const char *jws, const char *from, const char *to)
 	return out;
 }
 
+/* A certificate is only as good as the key it certifies: one for a key
+ * anyone can sign with is refused when parsed, whoever signed it. */
+static void test_unsafe_user_key(void)
+{
+	json_t *uk = vep_key_to_json(user_key), *dk = vep_key_to_json(dsa_key);
+	char *n = NULL, *q = NULL, *pl = NULL, *c = NULL;
+	vep_cert *cert = NULL;
+	struct { const char *what; json_t *key; } cases[5];
+	size_t i, ncases = 0;
+
+	ASSERT_TRUE(uk != NULL && dk != NULL);
+	/* the honest keys' certificate parses */
+	c = issue("example.com", "alice@example.com", T_IAT, T_EXP);
+	ASSERT_EQ(vep_cert_parse(c, strlen(c), &cert), 0);
+	vep_cert_free(cert);
+	free(c);
+	/* RSA: even n (the last digit made even), e = 1 */
+	n = strdup(json_string_value(json_object_get(uk, "n")));
+	ASSERT_TRUE(n != NULL);
+	n[strlen(n) - 1] = (char)('0' + ((n[strlen(n) - 1] - '0') & ~1));
+	cases[ncases].what = "even n";
+	cases[ncases++].key = json_pack("{s:s,s:s,s:s}", "algorithm", "RS", "n", n, "e", "65537");
+	cases[ncases].what = "e = 1";
+	cases[ncases++].key = json_pack("{s:s,s:O,s:s}", "algorithm", "RS", "n",
+	    json_object_get(uk, "n"), "e", "1");
+	/* DSA: y = 1; q even (last hex digit made even) */
+	cases[ncases].what = "y = 1";
+	cases[ncases++].key = json_pack("{s:s,s:s,s:O,s:O,s:O}", "algorithm", "DS", "y", "1",
+	    "p", json_object_get(dk, "p"), "q", json_object_get(dk, "q"), "g",
+	    json_object_get(dk, "g"));
+	q = strdup(json_string_value(json_object_get(dk, "q")));
+	ASSERT_TRUE(q != NULL);
+	q[strlen(q) - 1] = '2';
+	cases[ncases].what = "even q";
+	cases[ncases++].key = json_pack("{s:s,s:O,s:O,s:s,s:O}", "algorithm", "DS", "y",
+	    json_object_get(dk, "y"), "p", json_object_get(dk, "p"), "q", q, "g",
+	    json_object_get(dk, "g"));
+	for (i = 0; i < ncases; i++) {
+		json_t *o = json_pack("{s:s,s:I,s:I,s:O,s:{s:s}}", "iss", "example.com",
+		    "iat", (json_int_t)T_IAT, "exp", (json_int_t)T_EXP, "public-key", cases[i].key,
+		    "principal", "email", "alice@example.com");
+
+		ASSERT_TRUE(cases[i].key != NULL && o != NULL);
+		pl = json_dumps(o, JSON_COMPACT);
+		c = pl ? sign_text(domain_key, pl) : NULL;
+		ASSERT_TRUE(c != NULL);
+		cert = (vep_cert *)1;
+		if (vep_cert_parse(c, strlen(c), &cert) != VEP_ERR_KEY)
+			fprintf(stderr, "  (case: %s)\n", cases[i].what);
+		ASSERT_EQ(vep_cert_parse(c, strlen(c), &cert), VEP_ERR_KEY);
+		ASSERT_TRUE(cert == NULL);
+		free(pl);
+		free(c);
+		json_decref(o);
+		json_decref(cases[i].key);
+	}
+	free(n);
+	free(q);
+	json_decref(uk);
+	json_decref(dk);
+}
+
 static void test_tampered(void)
 {
 	char *t = issue("example.com", "alice@example.com", T_IAT, T_EXP);
@@ -339,6 +402,7 @@ int main(void)
 	RUN(test_parse_shapes);
 	RUN(test_parse_malformed_text);
 	RUN(test_tampered);
+	RUN(test_unsafe_user_key);
 	vep_key_free(domain_key);
 	vep_key_free(other_domain_key);
 	vep_key_free(user_key);
