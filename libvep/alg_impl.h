@@ -29,7 +29,8 @@ struct vep_alg_ops {
 
 	/* Builds a public key from obj, whose member set key.c has already
 	 * checked. Validates syntax (VEP_ERR_INVALID / VEP_ERR_TOOBIG), sizes
-	 * (VEP_ERR_KEYSIZE) and ranges (VEP_ERR_KEY). *pkey is new. */
+	 * (VEP_ERR_KEYSIZE) and the key policy of key.h (VEP_ERR_KEY). *pkey
+	 * is new. */
 	int (*from_json)(const json_t *obj, EVP_PKEY **pkey,
 	    const struct vep_alg **alg);
 
@@ -37,7 +38,8 @@ struct vep_alg_ops {
 	int (*to_json)(const EVP_PKEY *pkey, json_t *obj);
 
 	/* Maps a key from elsewhere (PEM, generation) to its table entry;
-	 * VEP_ERR_KEYSIZE when its sizes are not allowed. */
+	 * VEP_ERR_KEYSIZE when its sizes are not allowed, VEP_ERR_KEY when
+	 * the key policy of key.h refuses it (the same rules as from_json). */
 	int (*check)(const EVP_PKEY *pkey, const struct vep_alg **alg);
 
 	/* Generates a private key; bits is RSA modulus or DSA p bits. */
