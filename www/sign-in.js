@@ -2,10 +2,10 @@
 (function () {
   'use strict';
 
-  /* Only a path on this origin: never an open redirect. */
+  /* Only a page of this origin: never an open redirect (ui.js). */
   function next() {
-    var r = new URLSearchParams(location.search).get('return') || '';
-    return /^\/(?![/\\])/.test(r) ? r : '/account';
+    var r = new URLSearchParams(location.search).get('return');
+    return window.vepUI.sameOrigin(r, '/account');
   }
 
   document.addEventListener('DOMContentLoaded', function () {

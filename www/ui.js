@@ -84,6 +84,21 @@
     });
   }
 
+  /* Where a ?return= (or any other "go on to") parameter may send the
+   * browser: an absolute URL on this page's own origin, else fallback.
+   * The URL parser decides, as the navigation will: it strips tabs and
+   * newlines and reads a backslash as "/" (so "/<TAB>/evil.example" is
+   * "//evil.example", another host), which no pattern on the raw text
+   * can follow. Only path and query are kept, joined to this origin, so
+   * a path such as "//evil.example" stays a path here. */
+  function sameOrigin(value, fallback) {
+    var u;
+    if (typeof value !== 'string' || value === '') return fallback;
+    try { u = new URL(value, location.origin); } catch (e) { return fallback; }
+    if (u.origin !== location.origin) return fallback;
+    return location.origin + u.pathname + u.search;
+  }
+
   document.addEventListener('DOMContentLoaded', function () {
     var d = document.getElementById('domain');
     if (d) d.textContent = location.hostname;
@@ -94,6 +109,7 @@
     time: time,
     setBusy: setBusy,
     showError: showError,
-    bindSignIn: bindSignIn
+    bindSignIn: bindSignIn,
+    sameOrigin: sameOrigin
   });
 })();
