@@ -37,11 +37,34 @@ static const struct {
 
 #define NRP_FILES (sizeof(rp_files) / sizeof(rp_files[0]))
 
+/* "http://" and a listener's bound address as a browser on this machine
+ * reaches it: a wildcard address (0.0.0.0, [::]) means the loopback one.
+ * Plain http:// works in the browser (WebCrypto, secure cookies) only on
+ * loopback anyway. */
+static void
+browser_origin(const struct server *s, char *out, size_t outlen)
+{
+	const char *addr = server_address(s);
+
+	if (strncmp(addr, "0.0.0.0:", 8) == 0)
+		snprintf(out, outlen, "http://127.0.0.1:%s", addr + 8);
+	else if (strncmp(addr, "[::]:", 5) == 0)
+		snprintf(out, outlen, "http://[::1]:%s", addr + 5);
+	else
+		snprintf(out, outlen, "http://%s", addr);
+}
+
+void
+demo_rp_origin(const struct authority *a, char *out, size_t outlen)
+{
+	browser_origin(a->demo_rp, out, outlen);
+}
+
 /* The authority's origin as the browser reaches it in the demo. */
 static void
 authority_origin(struct req *r, char *out, size_t outlen)
 {
-	snprintf(out, outlen, "http://%s", server_address(r->a->loops[0]->server));
+	browser_origin(r->a->loops[0]->server, out, outlen);
 }
 
 static void
@@ -65,18 +88,22 @@ serve_page(struct req *r, const struct www_file *f)
 	free(text);
 }
 
-/* Verifies a backed assertion for this site's own origin. */
+/* Verifies a backed assertion for this site's own origin: the one it was
+ * started on, fixed for its lifetime. Never the request's Host header: a
+ * site that took its audience from the request would accept an assertion
+ * made for evil.example (which evil.example's owner gets from any visitor
+ * who signs in there) when it arrives with "Host: evil.example". */
 static void
 verify(struct req *r)
 {
-	char host[300], hostport[300], audience[320], msg[160];
+	char audience[SERVER_ADDR_BUFSZ + 16], msg[160];
 	const vep_key *keys[VEP_KEYSET_MAX];
 	const struct domain *d;
 	vep_backed *b = NULL;
 	const char *text, *at;
 	json_t *o;
 	size_t n = 0;
-	int local, rc;
+	int rc;
 	enum req_error e;
 
 	if ((e = req_read_json(r, &r->body)) != REQ_ERR_COUNT) {
@@ -84,11 +111,11 @@ verify(struct req *r)
 		return;
 	}
 	text = json_string_value(json_object_get(r->body, "assertion"));
-	if (text == NULL || req_host(r, host, hostport, sizeof(host), &local) != 0) {
+	if (text == NULL) {
 		req_reply_error_text(r, REQ_ERR_BAD_REQUEST, "\"assertion\" must be a string");
 		return;
 	}
-	snprintf(audience, sizeof(audience), "http://%s", hostport);
+	demo_rp_origin(r->a, audience, sizeof(audience));
 	rc = vep_backed_parse(text, strlen(text), &b);
 	at = rc == 0 ? strrchr(b->cert->email, '@') : NULL;
 	d = at != NULL ? domain_set_find(authority_domains(r->a), at + 1) : NULL;
