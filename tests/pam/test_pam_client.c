@@ -613,10 +613,10 @@ static void test_queue_cancel(void)
 	ASSERT_EQ(o[3].done, 1);
 	ASSERT_EQ(o[1].r.outcome, PAM_OUTCOME_OK);
 	ASSERT_EQ(o[3].r.outcome, PAM_OUTCOME_OK);
-	/* cancel1 ran after cancel0's worker, cancel3 right after it. */
+	/* cancel1 ran after cancel0's worker, cancel3 after it (and PAM never
+	 * saw cancel2, below). */
 	ASSERT_TRUE(o[1].at_ms - t0 >= 2 * TEST_SLOW_MS - 100);
 	ASSERT_TRUE(o[3].at_ms - t0 >= 3 * TEST_SLOW_MS - 100);
-	ASSERT_TRUE(o[3].at_ms - t0 < 4 * TEST_SLOW_MS - 100);
 	ASSERT_EQ(seen_at("cancel0"), 0);
 	ASSERT_EQ(seen_at("cancel1"), 1);
 	ASSERT_EQ(seen_at("cancel2"), -1);
