@@ -11,15 +11,17 @@
 #ifndef AUTHORITY_LIMITS_H
 #define AUTHORITY_LIMITS_H
 
-/* Request line plus all header lines, in bytes. libevent 2.1.12 answers a
- * request over it with its own 400 page (not 431: it has none) and closes
- * the connection; tests/integration/test_limits.py pins that behaviour. */
+/* Request line plus all header lines, CRLFs included, in bytes. The raw
+ * request scanner (req.h) answers a request over it with our JSON 400 and
+ * closes the connection, before libevent (whose own count, without CRLFs,
+ * is never the first to trip); tests/integration/test_limits.py pins it. */
 #define LIMIT_HEADER_BYTES (8 * 1024)
 
 /* Request body in bytes. Our largest legitimate body is a public key (about
- * 700 bytes for RSA-2048, 1.2 KiB for DSA-2048) plus a little JSON; libevent
- * answers its own 413 page to a larger Content-Length before reading the
- * body (and to a chunked body once it grows past this), then closes. */
+ * 700 bytes for RSA-2048, 1.2 KiB for DSA-2048) plus a little JSON; the raw
+ * request scanner (req.h) answers our JSON 413 to a larger Content-Length
+ * before the body is read (and to a chunked body once it grows past this),
+ * then closes; libevent's own limit is the same and never trips first. */
 #define LIMIT_BODY_BYTES (16 * 1024)
 
 /* Request target (path and query) in bytes; longer gets 414. */
@@ -35,7 +37,8 @@
 #define LIMIT_REQUEST_TIMEOUT_S_MIN 1
 #define LIMIT_REQUEST_TIMEOUT_S_MAX 600
 
-/* Most open client connections (config key max_connections). */
+/* Most open client connections (config keys max_connections and
+ * max_connections_per_addr). */
 #define LIMIT_CONNECTIONS_MAX 1000000L
 
 /* Descriptors max_connections = 0 leaves for everything but clients: the

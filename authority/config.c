@@ -77,6 +77,10 @@ static const struct config_key config_keys[] = {
 	  G(max_connections), 0,
 	  "open client connections; beyond it a new one gets 503 and is closed; 0 = the "
 	  "descriptor limit minus a reserve" },
+	{ "max_connections_per_addr", SCOPE_GLOBAL, set_int, "256", 0, LIMIT_CONNECTIONS_MAX,
+	  G(max_connections_per_addr), 0,
+	  "open client connections from one address (IPv6: one /64); beyond it a new one gets "
+	  "503 and is closed; trusted_proxies are exempt; 0 = no cap" },
 	{ "tls_cert", SCOPE_GLOBAL, set_path, NULL, 0, 0, G(tls_cert), 0,
 	  "PEM certificate chain (leaf first) for native HTTPS on listen; with tls_key; "
 	  "reloaded on SIGHUP" },
@@ -490,8 +494,8 @@ config_free(struct config *cfg)
  * PAM helpers and identity are set up once at start. */
 static const char *const restart_only[] = {
 	"listen", "state_dir", "request_timeout", "header_timeout", "body_timeout",
-	"max_connections", "workers", "log_level", "db_max_mib", "pam_service", "pam_timeout",
-	"pam_workers", "pam_min_uid", "user",
+	"max_connections", "max_connections_per_addr", "workers", "log_level", "db_max_mib",
+	"pam_service", "pam_timeout", "pam_workers", "pam_min_uid", "user",
 	/* Read by the database writer threads, outside any loop. */
 	"session_idle", "session_lifetime", "throttle_pair_max", "throttle_account_max",
 	"throttle_account_window", "throttle_known_for", "throttle_addr_max",

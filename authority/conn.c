@@ -1,6 +1,6 @@
 /*
- * conn.c - per-connection deadlines, the connection cap, line-folding
- * detection and accept back-off (see conn.h for what and why).
+ * conn.c - per-connection deadlines, the connection caps, the raw framing
+ * scan and accept back-off (see conn.h for what and why).
  *
  * How a connection is followed without a hook in evhttp for it: we create
  * its bufferevent (bevcb), watch its input buffer (every byte read passes
@@ -9,10 +9,24 @@
  * connection from the bufferevent's callback argument and ask for its close
  * callback. Requests find their connection by descriptor (by_fd), which
  * is unique among this loop's open connections.
+ *
+ * How a refused request is kept from evhttp: the input buffer callback
+ * runs inside the read, before evhttp's read callback. The refused
+ * request's bytes (and all after them) are cut from the buffer there, so
+ * evhttp only ever parses the requests before it. Once those are answered
+ * (none in a handler), the bufferevent's callbacks are replaced by ours:
+ * evhttp gets no further event from it (its deferred read also goes through
+ * the bufferevent's read callback), our answer is queued behind whatever
+ * evhttp is still writing, and the write callback frees the connection
+ * when all of it is out.
  */
 #include "conn.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -21,6 +35,7 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
+#include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <event2/event.h>
 #include <event2/http.h>
@@ -28,19 +43,16 @@
 
 #include "err.h"
 #include "log.h"
+#include "req.h"
 
-/* The answer of a connection over the cap: fixed bytes, written without
- * waiting (a full socket buffer just loses it: the close says enough). */
-static const char conn_busy_reply[] =
-    "HTTP/1.1 503 Service Unavailable\r\n"
-    "Content-Type: application/json\r\n"
-    "Content-Length: 33\r\n"
-    "Retry-After: 1\r\n"
-    "Cache-Control: no-store\r\n"
-    "X-Content-Type-Options: nosniff\r\n"
-    "Connection: close\r\n"
-    "\r\n"
-    "{\"error\":\"service unavailable\"}\n";
+/* The over-capacity answer's extra header: when to come back, seconds. */
+#define CONN_BUSY_EXTRA "Retry-After: 1\r\n"
+
+/* Bytes of a per-address key: a family byte, then the IPv4 address or
+ * the IPv6 /64 (the rest zero). */
+#define CONN_ADDR_KEY_BYTES 17
+/* Bytes of an IPv6 prefix counted as one client (a /64: one site). */
+#define CONN_ADDR_V6_PREFIX_BYTES 8
 
 /* Seconds the idle resume timer waits (it only needs to be pending). */
 #define CONN_RESUME_PARK_S 86400
@@ -54,13 +66,6 @@ enum conn_state {
 	CONN_IDLE,      /* between requests: evhttp's idle timeout applies */
 };
 
-/* Where the folding scanner is in the request head. */
-enum scan_state {
-	SCAN_OFF,        /* not scanning (body, or a pipelined request) */
-	SCAN_LINE_START, /* at the start of a line */
-	SCAN_IN_LINE,
-};
-
 struct conn {
 	struct conn_set *set;     /* NULL once the connection closed */
 	struct bufferevent *bev;  /* valid while set != NULL */
@@ -69,13 +74,20 @@ struct conn {
 	struct event *attach;     /* one-shot: finds evcon after the accept */
 	int fd;
 	enum conn_state state;
-	enum scan_state scan;
-	unsigned lines;           /* lines of the head scanned (0: request line) */
+	struct req_scan scan;     /* every byte read, in order */
+	unsigned begun;           /* requests handed to handlers so far */
+	unsigned ended;           /* ... and answered */
+	unsigned body_armed;      /* the request whose body deadline runs */
 	unsigned inflight;        /* requests handed to handlers, not yet ended */
 	unsigned refs;            /* the connection itself + inflight */
-	const char *refusal;      /* why its request is refused, or NULL */
+	int refusing;             /* the scanner refused a request: */
+	unsigned refuse_after;    /* ... answered after this many */
+	int taken;                /* taken from evhttp: our answer is going out */
+	int cutting;              /* cutting the input buffer (our own change) */
 	int tls;                  /* 1: an OpenSSL bufferevent */
 	int doomed;               /* 1: close at attach (no TLS state could be made) */
+	int counted;              /* 1: counted in set->lim.addrs under addr */
+	unsigned char addr[CONN_ADDR_KEY_BYTES];
 };
 
 struct conn_set {
@@ -87,6 +99,24 @@ struct conn_set {
 	struct evconnlistener *listener;
 	struct event *resume;     /* re-enables the listener after EMFILE */
 	time_t emfile_logged;
+	char busy[REQ_RAW_BUFSZ]; /* the over-capacity answer */
+	size_t busy_len;
+};
+
+/* One client address's open connections. */
+struct conn_addr {
+	unsigned char key[CONN_ADDR_KEY_BYTES];
+	size_t count;
+	struct conn_addr *next;
+};
+
+struct conn_addrs {
+	pthread_mutex_t lock;
+	size_t cap;               /* connections per address */
+	struct conn_addr **buckets;
+	size_t nbuckets;          /* a power of two */
+	size_t n;                 /* addresses with open connections */
+	uint64_t seed;            /* random: bucket choice is not the client's */
 };
 
 static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg);
@@ -129,6 +159,125 @@ static int by_fd_put(struct conn_set *set, int fd, struct conn *c)
 	return VEP_OK;
 }
 
+/* The per-address table's bucket of key (seeded FNV-1a, then mixed). */
+static size_t addr_bucket(const struct conn_addrs *t, const unsigned char *key)
+{
+	uint64_t h = 14695981039346656037ULL ^ t->seed;
+
+	for (size_t i = 0; i < CONN_ADDR_KEY_BYTES; i++)
+		h = (h ^ key[i]) * 1099511628211ULL;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return (size_t)h & (t->nbuckets - 1);
+}
+
+/* Doubles the buckets (under the lock); on allocation failure the table
+ * just stays fuller. */
+static void addr_grow(struct conn_addrs *t)
+{
+	size_t n = t->nbuckets * 2, old = t->nbuckets;
+	struct conn_addr **b = calloc(n, sizeof(*b)), **ob = t->buckets, *e, *next;
+
+	if (b == NULL)
+		return;
+	t->buckets = b;
+	t->nbuckets = n;
+	for (size_t i = 0; i < old; i++) {
+		for (e = ob[i]; e != NULL; e = next) {
+			size_t h = addr_bucket(t, e->key);
+			next = e->next;
+			e->next = b[h];
+			b[h] = e;
+		}
+	}
+	free(ob);
+}
+
+/* Counts one more connection from key. Returns 0, VEP_ERR_TOOBIG when the
+ * address is at the cap, or VEP_ERR_NOMEM. */
+static int addr_take(struct conn_addrs *t, const unsigned char *key)
+{
+	struct conn_addr *e;
+	size_t h;
+	int rc = VEP_OK;
+
+	pthread_mutex_lock(&t->lock);
+	h = addr_bucket(t, key);
+	for (e = t->buckets[h]; e != NULL; e = e->next)
+		if (memcmp(e->key, key, CONN_ADDR_KEY_BYTES) == 0)
+			break;
+	if (e == NULL) {
+		if ((e = calloc(1, sizeof(*e))) == NULL) {
+			rc = VEP_ERR_NOMEM;
+			goto out;
+		}
+		memcpy(e->key, key, CONN_ADDR_KEY_BYTES);
+		e->next = t->buckets[h];
+		t->buckets[h] = e;
+		if (++t->n > t->nbuckets)
+			addr_grow(t);
+	}
+	if (e->count >= t->cap)
+		rc = VEP_ERR_TOOBIG;
+	else
+		e->count++;
+out:
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
+/* One connection from key closed. */
+static void addr_release(struct conn_addrs *t, const unsigned char *key)
+{
+	struct conn_addr **pp, *e;
+
+	pthread_mutex_lock(&t->lock);
+	for (pp = &t->buckets[addr_bucket(t, key)]; (e = *pp) != NULL; pp = &e->next) {
+		if (memcmp(e->key, key, CONN_ADDR_KEY_BYTES) != 0)
+			continue;
+		if (e->count > 0)
+			e->count--;
+		if (e->count == 0) {
+			*pp = e->next;
+			free(e);
+			t->n--;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* The peer of fd as a per-address key and as text. Returns 0 or -1. */
+static int peer_key(int fd, unsigned char *key, char *text, size_t textlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&ss;
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)&ss;
+
+	memset(key, 0, CONN_ADDR_KEY_BYTES);
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) != 0)
+		return -1;
+	if (ss.ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+		key[0] = 4;
+		memcpy(key + 1, s6->sin6_addr.s6_addr + 12, 4);
+		return inet_ntop(AF_INET, key + 1, text, (socklen_t)textlen) != NULL ? 0 : -1;
+	}
+	if (ss.ss_family == AF_INET6) {
+		key[0] = 6;
+		memcpy(key + 1, s6->sin6_addr.s6_addr, CONN_ADDR_V6_PREFIX_BYTES);
+		return inet_ntop(AF_INET6, &s6->sin6_addr, text, (socklen_t)textlen) != NULL ?
+		    0 : -1;
+	}
+	if (ss.ss_family == AF_INET) {
+		key[0] = 4;
+		memcpy(key + 1, &s4->sin_addr, 4);
+		return inet_ntop(AF_INET, &s4->sin_addr, text, (socklen_t)textlen) != NULL ? 0 : -1;
+	}
+	return -1;
+}
+
 /* evhttp is closing the connection (any reason, ours included). */
 static void on_close(struct evhttp_connection *evcon, void *arg)
 {
@@ -140,6 +289,9 @@ static void on_close(struct evhttp_connection *evcon, void *arg)
 		return;
 	if (c->fd >= 0 && (size_t)c->fd < set->by_fd_len && set->by_fd[c->fd] == c)
 		set->by_fd[c->fd] = NULL;
+	if (c->counted)
+		addr_release(set->lim.addrs, c->addr);
+	c->counted = 0;
 	set->count--;
 	evtimer_del(c->timer);
 	evbuffer_remove_cb(bufferevent_get_input(c->bev), on_input, c);
@@ -149,7 +301,8 @@ static void on_close(struct evhttp_connection *evcon, void *arg)
 	conn_unref(c);
 }
 
-/* The deadline passed with the request still arriving. */
+/* The deadline passed with the request still arriving (or, once taken,
+ * with our answer still not read by the client). */
 static void on_deadline(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
@@ -162,35 +315,70 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 	evhttp_connection_free(c->evcon);   /* calls on_close: c may be gone */
 }
 
-/* Feeds new head bytes to the folding scanner. */
-static void scan(struct conn *c, const unsigned char *p, size_t n)
+/* Keeps only the first keep bytes of the input buffer: the rest belongs to
+ * a refused request and must never reach evhttp. */
+static void cut_input(struct conn *c, struct evbuffer *in, size_t keep)
 {
-	for (size_t i = 0; i < n && c->scan != SCAN_OFF; i++) {
-		unsigned char b = p[i];
+	struct evbuffer *head = NULL;
+	size_t len = evbuffer_get_length(in);
 
-		if (b == '\r')
-			continue;
-		if (b == '\n') {
-			if (c->scan == SCAN_LINE_START && c->lines > 0) {
-				/* The empty line: the head is complete, the body
-				 * (if any) has its own deadline. */
-				c->scan = SCAN_OFF;
-				arm(c, c->set->lim.body_ms);
-				return;
-			}
-			/* Empty lines before the request line are allowed. */
-			if (c->scan == SCAN_IN_LINE)
-				c->lines++;
-			c->scan = SCAN_LINE_START;
-			continue;
-		}
-		if (c->scan == SCAN_LINE_START && c->lines > 0 && (b == ' ' || b == '\t')) {
-			c->refusal = "obsolete line folding in a header";
-			c->scan = SCAN_OFF;
-			return;
-		}
-		c->scan = SCAN_IN_LINE;
-	}
+	if (keep >= len)
+		return;
+	c->cutting = 1;
+	if (keep > 0 && ((head = evbuffer_new()) == NULL ||
+	    evbuffer_remove_buffer(in, head, keep) < 0))
+		keep = 0;
+	evbuffer_drain(in, evbuffer_get_length(in));
+	if (keep > 0 && evbuffer_add_buffer(in, head) != 0)
+		keep = 0;
+	/* Nothing kept: no request is left to answer before the refusal
+	 * (or, short of memory, the ones left go unanswered). */
+	if (keep == 0)
+		c->refuse_after = c->begun;
+	if (head != NULL)
+		evbuffer_free(head);
+	c->cutting = 0;
+}
+
+/* Our answer is out: the connection goes. */
+static void on_taken_written(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)bev;
+	if (c->evcon != NULL)
+		evhttp_connection_free(c->evcon);   /* calls on_close */
+}
+
+/* The client left (or the socket failed) before our answer was out. */
+static void on_taken_event(struct bufferevent *bev, short what, void *arg)
+{
+	(void)what;
+	on_taken_written(bev, arg);
+}
+
+/* Every request before the refused one is answered and none is in a
+ * handler: takes the connection from evhttp and answers the refusal. */
+static void take(struct conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+	char reply[REQ_RAW_BUFSZ];
+	size_t n;
+
+	c->taken = 1;
+	c->state = CONN_READING;
+	bufferevent_setcb(c->bev, NULL, on_taken_written, on_taken_event, c);
+	cut_input(c, in, 0);
+	n = req_raw_reply(reply, sizeof(reply), c->scan.error, c->scan.why, c->tls, NULL);
+	log_info(c->set->log, "refusing a request and closing its connection: %s", c->scan.why);
+	/* The client has header_timeout to read it. Without an answer (no
+	 * memory), the connection goes at the next loop iteration: not from
+	 * here, which may be inside its bufferevent's read. */
+	if (n == 0 || bufferevent_write(c->bev, reply, n) != 0 ||
+	    bufferevent_enable(c->bev, EV_WRITE) != 0)
+		arm(c, 0);
+	else
+		arm(c, c->set->lim.header_ms);
 }
 
 /* Every change of the connection's input buffer, before evhttp parses. */
@@ -199,26 +387,72 @@ static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info, 
 	struct conn *c = arg;
 	struct evbuffer_iovec vec[8];
 	struct evbuffer_ptr pos;
-	size_t len;
-	int n;
+	size_t len, left, start;
+	unsigned long long first;
 
-	if (info->n_added == 0 || c->set == NULL)
+	if (info->n_added == 0 || c->set == NULL || c->cutting)
 		return;
+	len = evbuffer_get_length(buf);
+	if (c->taken || c->refusing) {
+		/* After a refused request nothing more is read as a request. */
+		cut_input(c, buf, len - info->n_added);
+		return;
+	}
 	if (c->state == CONN_IDLE && c->inflight == 0) {
 		/* The first bytes of the next request. */
 		c->state = CONN_READING;
-		c->scan = info->orig_size == 0 ? SCAN_LINE_START : SCAN_OFF;
-		c->lines = 0;
 		arm(c, c->set->lim.header_ms);
 	}
-	if (c->scan == SCAN_OFF)
+	/* The buffer ends with the added bytes; the scanner reads them in
+	 * order. */
+	first = c->scan.offset;
+	start = len - info->n_added;
+	left = info->n_added;
+	while (left > 0) {
+		size_t done = 0;
+		int n;
+
+		if (evbuffer_ptr_set(buf, &pos, start, EVBUFFER_PTR_SET) != 0 ||
+		    (n = evbuffer_peek(buf, (ev_ssize_t)left, &pos, vec, 8)) <= 0)
+			break;
+		for (int i = 0; i < n && i < 8 && done < left; i++) {
+			size_t k = vec[i].iov_len < left - done ? vec[i].iov_len : left - done;
+
+			if (req_scan_feed(&c->scan, vec[i].iov_base, k) != REQ_ERR_COUNT)
+				break;
+			done += k;
+		}
+		if (c->scan.error != REQ_ERR_COUNT || done == 0)
+			break;
+		start += done;
+		left -= done;
+	}
+	if (c->scan.error != REQ_ERR_COUNT) {
+		/* Where the refused request starts in the buffer: the new
+		 * bytes start at base, stream offset first. Before them, only
+		 * bytes evhttp has not consumed are still there. */
+		size_t base = len - info->n_added, keep = 0;
+
+		if (c->scan.start >= first)
+			keep = base + (size_t)(c->scan.start - first);
+		else if (first - c->scan.start <= base)
+			keep = base - (size_t)(first - c->scan.start);
+		/* else evhttp already took part of it: it was reading that
+		 * very request, with nothing before it unanswered. */
+		c->refusing = 1;
+		c->refuse_after = c->scan.requests - 1;
+		cut_input(c, buf, keep);
+		if (c->inflight == 0 && c->ended >= c->refuse_after)
+			take(c);
 		return;
-	len = evbuffer_get_length(buf);
-	if (evbuffer_ptr_set(buf, &pos, len - info->n_added, EVBUFFER_PTR_SET) != 0)
-		return;
-	n = evbuffer_peek(buf, (ev_ssize_t)info->n_added, &pos, vec, 8);
-	for (int i = 0; i < n && i < 8; i++)
-		scan(c, vec[i].iov_base, vec[i].iov_len);
+	}
+	/* The head of the request evhttp reads now is complete: its body
+	 * has its own deadline. */
+	if (c->state == CONN_READING && c->inflight == 0 && c->scan.heads > c->begun &&
+	    c->body_armed != c->begun + 1) {
+		c->body_armed = c->begun + 1;
+		arm(c, c->set->lim.body_ms);
+	}
 }
 
 /* Runs once, in the accept's loop iteration, after evhttp built the
@@ -227,7 +461,9 @@ static void on_attach(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
 	struct conn_set *set = c->set;
+	char peer[INET6_ADDRSTRLEN];
 	void *cbarg = NULL;
+	const char *why = NULL;
 
 	(void)fd;
 	(void)what;
@@ -243,16 +479,30 @@ static void on_attach(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	evhttp_connection_set_closecb(c->evcon, on_close, c);
-	if (c->doomed || set->count > set->lim.max_conns ||
-	    by_fd_put(set, c->fd, c) != VEP_OK) {
+	if (c->doomed)
+		why = "no TLS state";
+	else if (set->count > set->lim.max_conns)
+		why = "max_connections reached";
+	else if (by_fd_put(set, c->fd, c) != VEP_OK)
+		why = "out of memory";
+	else if (set->lim.addrs != NULL && peer_key(c->fd, c->addr, peer, sizeof(peer)) == 0 &&
+	    (set->lim.addr_exempt == NULL || !set->lim.addr_exempt(set->lim.addr_exempt_arg,
+	    peer))) {
+		int rc = addr_take(set->lim.addrs, c->addr);
+
+		if (rc == VEP_OK)
+			c->counted = 1;
+		else
+			why = rc == VEP_ERR_TOOBIG ? "max_connections_per_addr reached" :
+			    "out of memory";
+	}
+	if (why != NULL) {
 		if (!c->tls && !c->doomed) {
-			ssize_t w = send(c->fd, conn_busy_reply, sizeof(conn_busy_reply) - 1,
-			    MSG_DONTWAIT | MSG_NOSIGNAL);
+			ssize_t w = send(c->fd, set->busy, set->busy_len, MSG_DONTWAIT | MSG_NOSIGNAL);
 
 			(void)w; /* best effort: the close is the answer that matters */
 		}
-		log_debug(set->log, "refusing a connection: %zu open, max_connections reached",
-		    set->count - 1);
+		log_debug(set->log, "refusing a connection: %zu open, %s", set->count - 1, why);
 		evhttp_connection_free(c->evcon);  /* calls on_close */
 		return;
 	}
@@ -294,7 +544,7 @@ static struct bufferevent *make_bev(struct event_base *base, void *arg)
 	c->fd = -1;
 	c->refs = 1;
 	c->state = CONN_READING;
-	c->scan = SCAN_LINE_START;
+	req_scan_init(&c->scan);
 	c->timer = evtimer_new(base, on_deadline, c);
 	c->attach = event_new(base, -1, 0, on_attach, c);
 	if (c->timer == NULL || c->attach == NULL ||
@@ -381,6 +631,47 @@ static void on_accept_error(struct evconnlistener *listener, void *arg)
 	}
 }
 
+int conn_addrs_new(size_t cap, struct conn_addrs **out)
+{
+	struct conn_addrs *t;
+
+	*out = NULL;
+	if (cap == 0)
+		return VEP_ERR_INVALID;
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return VEP_ERR_NOMEM;
+	t->cap = cap;
+	t->nbuckets = CONN_ADDR_BUCKETS_MIN;
+	if ((t->buckets = calloc(t->nbuckets, sizeof(*t->buckets))) == NULL ||
+	    pthread_mutex_init(&t->lock, NULL) != 0) {
+		free(t->buckets);
+		free(t);
+		return VEP_ERR_NOMEM;
+	}
+	/* Without randomness the seed is only less secret, not wrong. */
+	if (RAND_bytes((unsigned char *)&t->seed, sizeof(t->seed)) != 1)
+		t->seed = (uint64_t)time(NULL);
+	*out = t;
+	return VEP_OK;
+}
+
+void conn_addrs_free(struct conn_addrs *t)
+{
+	struct conn_addr *e, *next;
+
+	if (t == NULL)
+		return;
+	for (size_t i = 0; i < t->nbuckets; i++) {
+		for (e = t->buckets[i]; e != NULL; e = next) {
+			next = e->next;
+			free(e);
+		}
+	}
+	free(t->buckets);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
 int conn_set_new(struct event_base *base, struct evhttp *http,
     const struct conn_limits *lim, const struct log *lg, struct conn_set **out)
 {
@@ -391,7 +682,11 @@ int conn_set_new(struct event_base *base, struct evhttp *http,
 		return VEP_ERR_NOMEM;
 	set->lim = *lim;
 	set->log = lg;
-	if ((set->resume = evtimer_new(base, on_resume, set)) == NULL) {
+	/* Plain HTTP only (a TLS connection gets no bytes before its
+	 * handshake): Content-Length is computed from the body. */
+	set->busy_len = req_raw_reply(set->busy, sizeof(set->busy), REQ_ERR_UNAVAILABLE, NULL, 0,
+	    CONN_BUSY_EXTRA);
+	if (set->busy_len == 0 || (set->resume = evtimer_new(base, on_resume, set)) == NULL) {
 		free(set);
 		return VEP_ERR_NOMEM;
 	}
@@ -431,15 +726,10 @@ struct conn *conn_request_begin(struct conn_set *set, struct evhttp_request *ev)
 		return NULL;
 	evtimer_del(c->timer);
 	c->state = CONN_BUSY;
-	c->scan = SCAN_OFF;
+	c->begun++;
 	c->inflight++;
 	c->refs++;
 	return c;
-}
-
-const char *conn_refusal(const struct conn *c)
-{
-	return c != NULL ? c->refusal : NULL;
 }
 
 void conn_request_end(struct conn *c)
@@ -447,14 +737,21 @@ void conn_request_end(struct conn *c)
 	if (c == NULL)
 		return;
 	c->inflight--;
-	c->refusal = NULL;
-	if (c->set != NULL && c->inflight == 0) {
-		c->state = CONN_IDLE;
-		/* A pipelined request already (partly) here: its deadline runs
-		 * from now, head and body together (it was not scanned). */
-		if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0) {
-			c->state = CONN_READING;
-			arm(c, c->set->lim.header_ms + c->set->lim.body_ms);
+	c->ended++;
+	if (c->set != NULL && c->inflight == 0 && !c->taken) {
+		if (c->refusing && c->ended >= c->refuse_after) {
+			/* The answer just queued is the last before the
+			 * refused request's. */
+			take(c);
+		} else {
+			c->state = CONN_IDLE;
+			/* A pipelined request already (partly) here: its
+			 * deadline runs from now, head and body together. */
+			if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0) {
+				c->state = CONN_READING;
+				c->body_armed = c->begun + 1;
+				arm(c, c->set->lim.header_ms + c->set->lim.body_ms);
+			}
 		}
 	}
 	conn_unref(c);

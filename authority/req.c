@@ -34,48 +34,57 @@
 #include "secmem.h"
 #include "util.h"
 
-/* The one error table: status and the public message of every error. The
- * messages are fixed strings, never input or internals. */
+/* The one error table: status, reason phrase (for answers conn.c writes
+ * itself) and the public message of every error. The messages are fixed
+ * strings, never input or internals. */
 static const struct {
 	int status;
+	const char *reason;
 	const char *message;
 } req_errors[REQ_ERR_COUNT] = {
-	[REQ_ERR_BAD_REQUEST] = { 400, "bad request" },
-	[REQ_ERR_BAD_TARGET] = { 400, "malformed request target" },
-	[REQ_ERR_BAD_DOMAIN] = { 400, "invalid domain parameter" },
-	[REQ_ERR_BAD_HOST] = { 400, "invalid Host header" },
-	[REQ_ERR_BAD_RESOURCE] = { 400, "missing or malformed resource" },
-	[REQ_ERR_BAD_JSON] = { 400, "malformed JSON body" },
-	[REQ_ERR_UNAUTHORIZED] = { 401, "not signed in" },
-	[REQ_ERR_FORBIDDEN] = { 403, "forbidden" },
-	[REQ_ERR_CSRF] = { 403, "missing or wrong X-CSRF-Token header" },
-	[REQ_ERR_ORIGIN] = { 403, "cross-origin request refused" },
-	[REQ_ERR_NOT_FOUND] = { 404, "not found" },
-	[REQ_ERR_UNKNOWN_DOMAIN] = { 404, "domain not served here" },
-	[REQ_ERR_METHOD] = { 405, "method not allowed" },
-	[REQ_ERR_TOO_LARGE] = { 413, "request too large" },
-	[REQ_ERR_URI_TOO_LONG] = { 414, "request target too long" },
-	[REQ_ERR_MEDIA_TYPE] = { 415, "unsupported media type" },
-	[REQ_ERR_TOO_MANY] = { 429, "too many requests" },
-	[REQ_ERR_INTERNAL] = { 500, "internal error" },
-	[REQ_ERR_UNAVAILABLE] = { 503, "service unavailable" },
+	[REQ_ERR_BAD_REQUEST] = { 400, "Bad Request", "bad request" },
+	[REQ_ERR_BAD_TARGET] = { 400, "Bad Request", "malformed request target" },
+	[REQ_ERR_BAD_DOMAIN] = { 400, "Bad Request", "invalid domain parameter" },
+	[REQ_ERR_BAD_HOST] = { 400, "Bad Request", "invalid Host header" },
+	[REQ_ERR_BAD_RESOURCE] = { 400, "Bad Request", "missing or malformed resource" },
+	[REQ_ERR_BAD_JSON] = { 400, "Bad Request", "malformed JSON body" },
+	[REQ_ERR_UNAUTHORIZED] = { 401, "Unauthorized", "not signed in" },
+	[REQ_ERR_FORBIDDEN] = { 403, "Forbidden", "forbidden" },
+	[REQ_ERR_CSRF] = { 403, "Forbidden", "missing or wrong X-CSRF-Token header" },
+	[REQ_ERR_ORIGIN] = { 403, "Forbidden", "cross-origin request refused" },
+	[REQ_ERR_NOT_FOUND] = { 404, "Not Found", "not found" },
+	[REQ_ERR_UNKNOWN_DOMAIN] = { 404, "Not Found", "domain not served here" },
+	[REQ_ERR_METHOD] = { 405, "Method Not Allowed", "method not allowed" },
+	[REQ_ERR_EXPECTATION] = { 417, "Expectation Failed", "expectation failed" },
+	[REQ_ERR_TOO_LARGE] = { 413, "Content Too Large", "request too large" },
+	[REQ_ERR_URI_TOO_LONG] = { 414, "URI Too Long", "request target too long" },
+	[REQ_ERR_MEDIA_TYPE] = { 415, "Unsupported Media Type", "unsupported media type" },
+	[REQ_ERR_MISDIRECTED] = { 421, "Misdirected Request", "host not served here" },
+	[REQ_ERR_TOO_MANY] = { 429, "Too Many Requests", "too many requests" },
+	[REQ_ERR_INTERNAL] = { 500, "Internal Server Error", "internal error" },
+	[REQ_ERR_NOT_IMPLEMENTED] = { 501, "Not Implemented", "method not implemented" },
+	[REQ_ERR_UNAVAILABLE] = { 503, "Service Unavailable", "service unavailable" },
 };
 
-/* libevent's command types, our bits and names (also the Allow order). */
+/* libevent's command types, our bits and names (also the Allow order),
+ * and whether libevent 2.1.12 reads a body for the method at all
+ * (evhttp_method_may_have_body: not for HEAD or TRACE, whose "body" it
+ * would read as the next request). */
 static const struct {
 	enum evhttp_cmd_type ev;
 	unsigned bit;
 	const char *name;
+	int body;
 } req_methods[] = {
-	{ EVHTTP_REQ_GET, REQ_M_GET, "GET" },
-	{ EVHTTP_REQ_HEAD, REQ_M_HEAD, "HEAD" },
-	{ EVHTTP_REQ_POST, REQ_M_POST, "POST" },
-	{ EVHTTP_REQ_PUT, REQ_M_PUT, "PUT" },
-	{ EVHTTP_REQ_DELETE, REQ_M_DELETE, "DELETE" },
-	{ EVHTTP_REQ_OPTIONS, REQ_M_OPTIONS, "OPTIONS" },
-	{ EVHTTP_REQ_TRACE, REQ_M_TRACE, "TRACE" },
-	{ EVHTTP_REQ_CONNECT, REQ_M_CONNECT, "CONNECT" },
-	{ EVHTTP_REQ_PATCH, REQ_M_PATCH, "PATCH" },
+	{ EVHTTP_REQ_GET, REQ_M_GET, "GET", 1 },
+	{ EVHTTP_REQ_HEAD, REQ_M_HEAD, "HEAD", 0 },
+	{ EVHTTP_REQ_POST, REQ_M_POST, "POST", 1 },
+	{ EVHTTP_REQ_PUT, REQ_M_PUT, "PUT", 1 },
+	{ EVHTTP_REQ_DELETE, REQ_M_DELETE, "DELETE", 1 },
+	{ EVHTTP_REQ_OPTIONS, REQ_M_OPTIONS, "OPTIONS", 1 },
+	{ EVHTTP_REQ_TRACE, REQ_M_TRACE, "TRACE", 0 },
+	{ EVHTTP_REQ_CONNECT, REQ_M_CONNECT, "CONNECT", 1 },
+	{ EVHTTP_REQ_PATCH, REQ_M_PATCH, "PATCH", 1 },
 };
 
 #define NMETHODS (sizeof(req_methods) / sizeof(req_methods[0]))
@@ -395,6 +404,421 @@ req_framing_problem(const struct req *r)
 	return NULL;
 }
 
+/* Where the raw scanner is (struct req_scan's state). */
+enum scan_state {
+	SCAN_IDLE,          /* between requests: the next byte starts one */
+	SCAN_METHOD,
+	SCAN_TARGET,
+	SCAN_VERSION,
+	SCAN_LINE_LF,       /* CR of the request line seen */
+	SCAN_FIELD_START,   /* at the start of a header line */
+	SCAN_NAME,
+	SCAN_VALUE,
+	SCAN_FIELD_LF,      /* CR of a header line seen */
+	SCAN_HEAD_LF,       /* CR of the empty line seen */
+	SCAN_BODY,          /* Content-Length bytes */
+	SCAN_CHUNK_SIZE,
+	SCAN_CHUNK_SIZE_LF,
+	SCAN_CHUNK_DATA,
+	SCAN_CHUNK_CR,      /* the CRLF after a chunk's data */
+	SCAN_CHUNK_LF,
+	SCAN_TRAILER,       /* after the last chunk: only the empty line */
+	SCAN_TRAILER_LF,
+	SCAN_FAILED,
+};
+
+/* The header fields that decide framing (names as lowercased). */
+enum scan_field { FIELD_OTHER, FIELD_HOST, FIELD_CL, FIELD_TE, FIELD_EXPECT };
+
+static const struct {
+	const char *name;
+	enum scan_field field;
+} scan_fields[] = {
+	{ "host", FIELD_HOST },
+	{ "content-length", FIELD_CL },
+	{ "transfer-encoding", FIELD_TE },
+	{ "expect", FIELD_EXPECT },
+};
+
+/* RFC 9110 tchar. */
+static int
+is_tchar(unsigned char c)
+{
+	return isalnum(c) || (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+static enum req_error
+scan_fail(struct req_scan *s, enum req_error e, const char *why)
+{
+	s->state = SCAN_FAILED;
+	s->error = e;
+	s->why = why != NULL ? why : req_errors[e].message;
+	return e;
+}
+
+static void
+scan_capture(struct req_scan *s, unsigned char c)
+{
+	if (s->caplen < REQ_SCAN_CAPTURE)
+		s->cap[s->caplen++] = (char)c;
+	else
+		s->capover = 1;
+}
+
+static void
+scan_capture_reset(struct req_scan *s)
+{
+	s->caplen = 0;
+	s->capover = 0;
+}
+
+void
+req_scan_init(struct req_scan *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->state = SCAN_IDLE;
+	s->error = REQ_ERR_COUNT;
+}
+
+/* The request line's method ended (at the space). */
+static enum req_error
+scan_method(struct req_scan *s)
+{
+	size_t i;
+
+	s->cap[s->caplen] = '\0';
+	for (i = 0; i < NMETHODS && !s->capover; i++) {
+		if (strcmp(req_methods[i].name, s->cap) != 0)
+			continue;
+		s->method = req_methods[i].bit;
+		/* CONNECT takes an authority-form target, which libevent
+		 * refuses with its own page when it is not one; we are no
+		 * proxy. */
+		if (s->method == REQ_M_CONNECT)
+			break;
+		return REQ_ERR_COUNT;
+	}
+	/* libevent would answer its own 501 page. */
+	return scan_fail(s, REQ_ERR_NOT_IMPLEMENTED, NULL);
+}
+
+/* A header line's value ended (at its CR): judges the framing ones. */
+static void
+scan_value(struct req_scan *s)
+{
+	size_t i;
+
+	while (s->caplen > 0 && (s->cap[s->caplen - 1] == ' ' || s->cap[s->caplen - 1] == '\t'))
+		s->caplen--;
+	s->cap[s->caplen] = '\0';
+	switch (s->field) {
+	case FIELD_CL:
+		s->cl_bad = s->capover || s->caplen == 0 ||
+		    strspn(s->cap, "0123456789") != s->caplen;
+		s->cl = 0;
+		/* Saturates above the body limit: only "too large" matters. */
+		for (i = 0; i < s->caplen && !s->cl_bad; i++)
+			if (s->cl <= LIMIT_BODY_BYTES)
+				s->cl = s->cl * 10 + (unsigned)(s->cap[i] - '0');
+		break;
+	case FIELD_TE:
+		s->te_bad = s->capover || strcasecmp(s->cap, "chunked") != 0;
+		break;
+	case FIELD_EXPECT:
+		s->expect_bad = s->capover || strcasecmp(s->cap, "100-continue") != 0;
+		break;
+	default:
+		break;
+	}
+}
+
+/* The head ended: is its framing unambiguous, and what follows it? */
+static enum req_error
+scan_head_end(struct req_scan *s)
+{
+	int body = 0;
+	size_t i;
+
+	s->heads++;
+	for (i = 0; i < NMETHODS; i++)
+		if (req_methods[i].bit == s->method)
+			body = req_methods[i].body;
+	if (!s->http10 && s->nhost == 0)
+		return scan_fail(s, REQ_ERR_BAD_REQUEST, "missing Host header");
+	if (s->nhost > 1)
+		return scan_fail(s, REQ_ERR_BAD_REQUEST, "more than one Host header");
+	if (s->ncl > 1)
+		return scan_fail(s, REQ_ERR_BAD_REQUEST, "more than one Content-Length");
+	if (s->nte > 1)
+		return scan_fail(s, REQ_ERR_BAD_REQUEST, "more than one Transfer-Encoding");
+	if (s->nte > 0 && s->ncl > 0)
+		return scan_fail(s, REQ_ERR_BAD_REQUEST,
+		    "Transfer-Encoding together with Content-Length");
+	if (s->nte > 0 && s->te_bad)
+		return scan_fail(s, REQ_ERR_BAD_REQUEST,
+		    "unsupported Transfer-Encoding (only chunked)");
+	if (s->nte > 0 && s->http10)
+		return scan_fail(s, REQ_ERR_BAD_REQUEST, "Transfer-Encoding in an HTTP/1.0 request");
+	if (s->ncl > 0 && s->cl_bad)
+		return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed Content-Length");
+	if (s->nexpect > 0 && s->expect_bad)
+		return scan_fail(s, REQ_ERR_EXPECTATION, NULL);
+	if (!body && (s->nte > 0 || s->cl > 0))
+		return scan_fail(s, REQ_ERR_BAD_REQUEST, "a body on a HEAD or TRACE request");
+	if (s->cl > LIMIT_BODY_BYTES)
+		return scan_fail(s, REQ_ERR_TOO_LARGE, NULL);
+	if (s->nte > 0) {
+		s->state = SCAN_CHUNK_SIZE;
+		s->left = 0;
+		s->digits = 0;
+		s->body = 0;
+	} else if (s->cl > 0) {
+		s->state = SCAN_BODY;
+		s->left = s->cl;
+	} else {
+		s->state = SCAN_IDLE;
+	}
+	return REQ_ERR_COUNT;
+}
+
+/* One byte of a request line or header line (the head). */
+static enum req_error
+scan_head_byte(struct req_scan *s, unsigned char c)
+{
+	size_t i;
+
+	if (++s->head_bytes > LIMIT_HEADER_BYTES)
+		return scan_fail(s, REQ_ERR_BAD_REQUEST, "request head too large");
+	switch (s->state) {
+	case SCAN_METHOD:
+		if (c == ' ' && s->caplen > 0) {
+			s->state = SCAN_TARGET;
+			s->digits = 0;
+			return scan_method(s);
+		}
+		if (is_tchar(c)) {
+			scan_capture(s, c);
+			return REQ_ERR_COUNT;
+		}
+		if ((c == '\r' || c == '\n') && s->caplen == 0)
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "empty line before the request line");
+		return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed request line");
+	case SCAN_TARGET:
+		if (c == ' ' && s->digits > 0) {
+			s->state = SCAN_VERSION;
+			scan_capture_reset(s);
+			return REQ_ERR_COUNT;
+		}
+		if (c <= 0x20 || c >= 0x7f)
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed request line");
+		/* Origin-form only: "/", not "//" (which libevent parses as
+		 * an authority and may refuse with its own page). */
+		if ((s->digits == 0 && c != '/') || (s->digits == 1 && c == '/'))
+			return scan_fail(s, REQ_ERR_BAD_TARGET, NULL);
+		if (s->digits < 2)
+			s->digits++;  /* characters of the target so far, up to 2 */
+		return REQ_ERR_COUNT;
+	case SCAN_VERSION:
+		if (c != '\r') {
+			if (c <= 0x20 || c >= 0x7f)
+				return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed request line");
+			scan_capture(s, c);
+			return REQ_ERR_COUNT;
+		}
+		s->cap[s->caplen] = '\0';
+		if (s->capover || (strcmp(s->cap, "HTTP/1.1") != 0 && strcmp(s->cap, "HTTP/1.0") != 0))
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "unsupported HTTP version");
+		s->http10 = strcmp(s->cap, "HTTP/1.0") == 0;
+		s->state = SCAN_LINE_LF;
+		return REQ_ERR_COUNT;
+	case SCAN_LINE_LF:
+	case SCAN_FIELD_LF:
+		if (c != '\n')
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "CR without LF");
+		s->state = SCAN_FIELD_START;
+		return REQ_ERR_COUNT;
+	case SCAN_FIELD_START:
+		if (c == '\r') {
+			s->state = SCAN_HEAD_LF;
+			return REQ_ERR_COUNT;
+		}
+		if (c == ' ' || c == '\t')
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "obsolete line folding in a header");
+		if (!is_tchar(c))
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed header line");
+		scan_capture_reset(s);
+		scan_capture(s, (unsigned char)tolower(c));
+		s->state = SCAN_NAME;
+		return REQ_ERR_COUNT;
+	case SCAN_NAME:
+		if (is_tchar(c)) {
+			scan_capture(s, (unsigned char)tolower(c));
+			return REQ_ERR_COUNT;
+		}
+		if (c == ' ' || c == '\t')
+			return scan_fail(s, REQ_ERR_BAD_REQUEST,
+			    "space in a header name or before its colon");
+		if (c != ':')
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed header line");
+		s->cap[s->caplen] = '\0';
+		s->field = FIELD_OTHER;
+		for (i = 0; i < sizeof(scan_fields) / sizeof(scan_fields[0]) && !s->capover; i++)
+			if (strcmp(scan_fields[i].name, s->cap) == 0)
+				s->field = scan_fields[i].field;
+		s->nhost += s->field == FIELD_HOST;
+		s->ncl += s->field == FIELD_CL;
+		s->nte += s->field == FIELD_TE;
+		s->nexpect += s->field == FIELD_EXPECT;
+		scan_capture_reset(s);
+		s->state = SCAN_VALUE;
+		return REQ_ERR_COUNT;
+	case SCAN_VALUE:
+		if (c == '\r') {
+			scan_value(s);
+			s->state = SCAN_FIELD_LF;
+			return REQ_ERR_COUNT;
+		}
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "control character in a header value");
+		/* Only framing values are kept, without leading OWS. */
+		if (s->field != FIELD_OTHER && s->field != FIELD_HOST &&
+		    (s->caplen > 0 || (c != ' ' && c != '\t')))
+			scan_capture(s, c);
+		return REQ_ERR_COUNT;
+	case SCAN_HEAD_LF:
+		if (c != '\n')
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "CR without LF");
+		return scan_head_end(s);
+	default:
+		return scan_fail(s, REQ_ERR_INTERNAL, NULL);
+	}
+}
+
+/* One byte of a chunked body's framing (not of a chunk's data). */
+static enum req_error
+scan_chunk_byte(struct req_scan *s, unsigned char c)
+{
+	switch (s->state) {
+	case SCAN_CHUNK_SIZE:
+		if (isxdigit(c) && s->digits < REQ_SCAN_CHUNK_DIGITS) {
+			s->digits++;
+			s->left = s->left * 16 + (unsigned)hexval(c);
+			return REQ_ERR_COUNT;
+		}
+		if (c != '\r' || s->digits == 0)
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed chunk size");
+		s->state = SCAN_CHUNK_SIZE_LF;
+		return REQ_ERR_COUNT;
+	case SCAN_CHUNK_SIZE_LF:
+		if (c != '\n')
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed chunk size");
+		if (s->left == 0) {
+			s->state = SCAN_TRAILER;
+			return REQ_ERR_COUNT;
+		}
+		s->body += s->left;
+		if (s->body > LIMIT_BODY_BYTES)
+			return scan_fail(s, REQ_ERR_TOO_LARGE, NULL);
+		s->state = SCAN_CHUNK_DATA;
+		return REQ_ERR_COUNT;
+	case SCAN_CHUNK_CR:
+	case SCAN_CHUNK_LF:
+		if (c != (s->state == SCAN_CHUNK_CR ? '\r' : '\n'))
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "chunk data not followed by CRLF");
+		if (s->state == SCAN_CHUNK_CR) {
+			s->state = SCAN_CHUNK_LF;
+		} else {
+			s->state = SCAN_CHUNK_SIZE;
+			s->left = 0;
+			s->digits = 0;
+		}
+		return REQ_ERR_COUNT;
+	case SCAN_TRAILER:
+	case SCAN_TRAILER_LF:
+		/* libevent would add trailer fields to the request's headers. */
+		if (c != (s->state == SCAN_TRAILER ? '\r' : '\n'))
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "trailer fields in a chunked body");
+		s->state = s->state == SCAN_TRAILER ? SCAN_TRAILER_LF : SCAN_IDLE;
+		return REQ_ERR_COUNT;
+	default:
+		return scan_fail(s, REQ_ERR_INTERNAL, NULL);
+	}
+}
+
+enum req_error
+req_scan_feed(struct req_scan *s, const unsigned char *p, size_t n)
+{
+	size_t i = 0, k;
+	enum req_error e = REQ_ERR_COUNT;
+
+	while (i < n && s->state != SCAN_FAILED) {
+		if (s->state == SCAN_BODY || s->state == SCAN_CHUNK_DATA) {
+			/* Data: skipped in bulk. */
+			k = (unsigned long long)(n - i) < s->left ? n - i : (size_t)s->left;
+			s->left -= k;
+			s->offset += k;
+			i += k;
+			if (s->left == 0)
+				s->state = s->state == SCAN_BODY ? SCAN_IDLE : SCAN_CHUNK_CR;
+			continue;
+		}
+		if (s->state == SCAN_IDLE) {
+			/* The first byte of the next request. */
+			unsigned heads = s->heads, requests = s->requests;
+			unsigned long long offset = s->offset;
+
+			req_scan_init(s);
+			s->heads = heads;
+			s->requests = requests + 1;
+			s->offset = s->start = offset;
+			s->state = SCAN_METHOD;
+		}
+		if (s->state >= SCAN_CHUNK_SIZE)
+			e = scan_chunk_byte(s, p[i]);
+		else
+			e = scan_head_byte(s, p[i]);
+		if (e != REQ_ERR_COUNT)
+			break;
+		s->offset++;
+		i++;
+	}
+	return s->state == SCAN_FAILED ? s->error : REQ_ERR_COUNT;
+}
+
+size_t
+req_raw_reply(char *buf, size_t buflen, enum req_error e, const char *message, int tls,
+    const char *extra)
+{
+	char body[160];
+	int n, m;
+
+	if ((unsigned)e >= REQ_ERR_COUNT)
+		e = REQ_ERR_INTERNAL;
+	if (message == NULL || strpbrk(message, "\"\\") != NULL)
+		message = req_errors[e].message;
+	n = snprintf(body, sizeof(body), "{\"error\":\"%s\"}", message);
+	if (n < 0 || (size_t)n >= sizeof(body))
+		return 0;
+	m = snprintf(buf, buflen,
+	    "HTTP/1.1 %d %s\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Content-Length: %d\r\n"
+	    "Connection: close\r\n"
+	    "Cache-Control: no-store\r\n"
+	    "X-Content-Type-Options: nosniff\r\n"
+	    "Referrer-Policy: no-referrer\r\n"
+	    "Content-Security-Policy: %s\r\n"
+	    "%s%s%s"
+	    "\r\n"
+	    "%s",
+	    req_errors[e].status, req_errors[e].reason, n, default_csp,
+	    tls ? "Strict-Transport-Security: " : "", tls ? TLS_HSTS "\r\n" : "",
+	    extra != NULL ? extra : "", body);
+	if (m < 0 || (size_t)m >= buflen)
+		return 0;
+	return (size_t)m;
+}
+
 int
 req_host(const struct req *r, char *host, char *hostport, size_t hostlen, int *local)
 {
@@ -442,7 +866,8 @@ req_host(const struct req *r, char *host, char *hostport, size_t hostlen, int *l
 	}
 	if (port != NULL) {
 		n = strlen(port);
-		if (n == 0 || n > 5 || strspn(port, "0123456789") != n)
+		if (n == 0 || n > 5 || strspn(port, "0123456789") != n ||
+		    strtoul(port, NULL, 10) < 1 || strtoul(port, NULL, 10) > 65535)
 			return -1;
 	}
 	for (i = 0; h[i] != '\0'; i++)

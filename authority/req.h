@@ -62,11 +62,14 @@ enum req_error {
 	REQ_ERR_NOT_FOUND,        /* 404 */
 	REQ_ERR_UNKNOWN_DOMAIN,   /* 404 a domain we do not serve */
 	REQ_ERR_METHOD,           /* 405 (use req_reply_method for Allow) */
+	REQ_ERR_EXPECTATION,      /* 417 Expect other than 100-continue */
 	REQ_ERR_TOO_LARGE,        /* 413 */
 	REQ_ERR_URI_TOO_LONG,     /* 414 */
 	REQ_ERR_MEDIA_TYPE,       /* 415 */
+	REQ_ERR_MISDIRECTED,      /* 421 Host names nothing served here */
 	REQ_ERR_TOO_MANY,         /* 429 */
 	REQ_ERR_INTERNAL,         /* 500 */
+	REQ_ERR_NOT_IMPLEMENTED,  /* 501 a method libevent does not know */
 	REQ_ERR_UNAVAILABLE,      /* 503 */
 	REQ_ERR_COUNT
 };
@@ -115,8 +118,95 @@ int req_is_tls(const struct req *r);
  * Transfer-Encoding together with Content-Length, more than one
  * Content-Length or Transfer-Encoding, or a Transfer-Encoding other than
  * "chunked". libevent picks one reading of such a request; a proxy in
- * front of us may pick another (request smuggling). */
+ * front of us may pick another (request smuggling). The raw scanner below
+ * refuses all of these first; this is the backstop for a connection conn.c
+ * could not track. */
 const char *req_framing_problem(const struct req *r);
+
+/*
+ * The raw request scanner: every byte a connection sends, pipelined
+ * requests and bodies included, read in order before libevent parses it
+ * (conn.c feeds it from the connection's input buffer). libevent 2.1.12 is
+ * lenient where a proxy in front of us may not be (it joins folded lines,
+ * takes "+5" or "0x5" as a length, silently truncates a value at NUL,
+ * accepts a space before the colon, a bare LF or a missing Host, reads a
+ * chunked body's trailers into the headers, and takes the body of a HEAD
+ * request for the next request), so whatever the two could read
+ * differently is refused here, before libevent sees it:
+ *   - request line: METHOD SP origin-form-target SP HTTP/1.0|HTTP/1.1
+ *     CRLF: a method libevent knows other than CONNECT (else 501), a
+ *     target starting with one "/", no empty line before the line;
+ *   - header lines: token ":" value CRLF; no space in or after the name,
+ *     no obs-fold, no control character (NUL, CR, DEL...; HTAB is fine) in
+ *     a value; lines end with CRLF only;
+ *   - the head at most LIMIT_HEADER_BYTES, CRLFs included;
+ *   - HTTP/1.1: exactly one Host; HTTP/1.0: at most one;
+ *   - Content-Length: one, plain digits (OWS around), at most
+ *     LIMIT_BODY_BYTES (else 413); Transfer-Encoding: one, exactly
+ *     "chunked" (any case), HTTP/1.1 only, never with Content-Length;
+ *     neither on HEAD or TRACE (libevent reads no body there);
+ *   - Expect: only 100-continue (else 417);
+ *   - chunked bodies: sizes of 1 to REQ_SCAN_CHUNK_DIGITS hex digits and
+ *     nothing else (no 0x, sign, space or extension), CRLF after each
+ *     chunk's data, no trailer fields, at most LIMIT_BODY_BYTES in all.
+ * Once it refuses, the scanner stays refused (the connection's framing can
+ * no longer be trusted).
+ */
+
+/* Bytes of a method, a header name or a framing header's value kept to
+ * tell them apart; longer ones are just "other" (or invalid). */
+#define REQ_SCAN_CAPTURE 32
+/* Hex digits of a chunk size: LIMIT_BODY_BYTES needs 5; leading zeros
+ * beyond this many are refused. */
+#define REQ_SCAN_CHUNK_DIGITS 8
+
+struct req_scan {
+	int state;                /* req.c's enum scan_state */
+	enum req_error error;     /* REQ_ERR_COUNT while well framed */
+	const char *why;          /* the refusal's public text, or NULL */
+	unsigned long long offset; /* bytes scanned */
+	unsigned long long start; /* offset of the current request's first byte */
+	unsigned requests;        /* requests begun (1 = the first) */
+	unsigned heads;           /* heads complete */
+	/* The current request. */
+	size_t head_bytes;
+	unsigned method;          /* REQ_M_* */
+	int http10;
+	unsigned nhost, ncl, nte, nexpect;
+	int field;                /* which framing header the line is */
+	int cl_bad, te_bad, expect_bad;
+	unsigned long long cl;
+	unsigned long long left;  /* body or chunk bytes still to come */
+	unsigned long long body;  /* chunked body bytes so far */
+	unsigned digits;
+	char cap[REQ_SCAN_CAPTURE + 1];
+	size_t caplen;
+	int capover;
+};
+
+/* Starts scanning a new connection. */
+void req_scan_init(struct req_scan *s);
+
+/* Scans the next n bytes of the connection. Returns REQ_ERR_COUNT while
+ * they are well framed, else the error to answer (BAD_REQUEST, BAD_TARGET,
+ * TOO_LARGE, EXPECTATION or NOT_IMPLEMENTED) with its public text in s->why, the
+ * offending request's number in s->requests and its first byte at
+ * s->start; every later call returns the same. */
+enum req_error req_scan_feed(struct req_scan *s, const unsigned char *p, size_t n);
+
+/* Room for req_raw_reply's answer. */
+#define REQ_RAW_BUFSZ 768
+
+/* Writes a whole HTTP/1.1 answer for e into buf (buflen bytes, at least
+ * REQ_RAW_BUFSZ), for conn.c to send where there is no request to answer
+ * through (a refused connection or request): the table's status, a JSON
+ * body {"error": message} (the table's message when NULL; a fixed public
+ * text without quotes or backslashes), Content-Length computed from that
+ * body, Connection: close, Cache-Control: no-store and the security
+ * headers of req_reply (HSTS when tls), plus extra (whole header lines
+ * ending in CRLF, or NULL). Returns its length, 0 when it does not fit. */
+size_t req_raw_reply(char *buf, size_t buflen, enum req_error e, const char *message,
+    int tls, const char *extra);
 
 /* Splits and decodes the request target into path and params. Returns
  * REQ_ERR_COUNT on success, else the error to answer with: URI_TOO_LONG over
@@ -135,10 +225,10 @@ size_t req_param_count(const struct req *r, const char *name);
 /* Value of a request header (case-insensitive name), or NULL. */
 const char *req_header(const struct req *r, const char *name);
 
-/* Parses the Host header into lowercase host (without port) and hostport
- * (with it), each hostlen bytes. *local is 1 for an IP literal or
- * "localhost". Returns 0, 1 when there is no Host header (outputs empty),
- * or -1 when it is malformed. */
+/* Parses the Host header into lowercase host (without port or brackets)
+ * and hostport (with them), each hostlen bytes. *local is 1 for an IP
+ * literal or "localhost". A port must be 1 to 65535. Returns 0, 1 when
+ * there is no Host header (outputs empty), or -1 when it is malformed. */
 int req_host(const struct req *r, char *host, char *hostport, size_t hostlen, int *local);
 
 /* Adds a response header (copied). Handlers use it for headers the reply

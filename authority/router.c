@@ -7,12 +7,16 @@
  */
 #include "router.h"
 
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 
 #include "authority.h"
+#include "config.h"
 #include "domain.h"
 #include "email.h"
 #include "db_session.h"
@@ -115,6 +119,103 @@ check_domain(struct req *r)
 	}
 	r->domain = domain_set_find(set, host);
 	return r->domain != NULL ? REQ_ERR_COUNT : REQ_ERR_UNKNOWN_DOMAIN;
+}
+
+/* 1 when a and b (text, without brackets) are the same IP address. */
+static int
+same_ip(const char *a, const char *b)
+{
+	unsigned char x[sizeof(struct in6_addr)], y[sizeof(struct in6_addr)];
+	int fam = strchr(a, ':') != NULL ? AF_INET6 : AF_INET;
+
+	if ((strchr(b, ':') != NULL) != (fam == AF_INET6))
+		return 0;
+	return inet_pton(fam, a, x) == 1 && inet_pton(fam, b, y) == 1 &&
+	    memcmp(x, y, fam == AF_INET6 ? sizeof(struct in6_addr) : sizeof(struct in_addr)) == 0;
+}
+
+/* The host of url ("scheme://host[:port]", IPv6 in brackets) into out
+ * (outlen bytes), lowercase, without brackets. Returns 0 or -1. */
+static int
+url_host(const char *url, char *out, size_t outlen)
+{
+	const char *h = strstr(url, "://"), *e;
+	size_t n, i;
+
+	if (h == NULL)
+		return -1;
+	h += 3;
+	if (*h == '[')
+		e = strchr(++h, ']');
+	else
+		e = h + strcspn(h, ":/");
+	if (e == NULL || (n = (size_t)(e - h)) == 0 || n >= outlen)
+		return -1;
+	for (i = 0; i < n; i++)
+		out[i] = (char)tolower((unsigned char)h[i]);
+	out[n] = '\0';
+	return 0;
+}
+
+/* Where the listener is bound, as far as Host goes. */
+enum listen_kind {
+	LISTEN_ONE,       /* one address: only it, as an IP literal */
+	LISTEN_LOOPBACK,  /* a loopback address: it, and "localhost" */
+	LISTEN_ANY,       /* 0.0.0.0 or [::]: any IP literal, and "localhost" */
+};
+
+static enum listen_kind
+listen_kind(const char *addr)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	if (inet_pton(AF_INET6, addr, &a6) == 1)
+		return IN6_IS_ADDR_UNSPECIFIED(&a6) ? LISTEN_ANY :
+		    IN6_IS_ADDR_LOOPBACK(&a6) ? LISTEN_LOOPBACK : LISTEN_ONE;
+	if (inet_pton(AF_INET, addr, &a4) != 1)
+		return LISTEN_ONE;
+	if (ntohl(a4.s_addr) == INADDR_ANY)
+		return LISTEN_ANY;
+	return (ntohl(a4.s_addr) >> 24) == 127 ? LISTEN_LOOPBACK : LISTEN_ONE;
+}
+
+/* Every request: the Host must name this server. A served domain or a
+ * public_url host (what a reverse proxy passes on); an IP literal or
+ * "localhost" only as the listen address reaches us directly. Anything
+ * else is refused, so no unknown Host is reflected into documents caches
+ * keep (host-meta, WebFinger), and a DNS-rebinding page, whose requests
+ * carry its own name, finds nothing to talk to. */
+static enum req_error
+check_host(struct req *r)
+{
+	const struct config *cfg = authority_cfg(r->a);
+	char host[300], hostport[300], uhost[300], lhost[INET6_ADDRSTRLEN];
+	enum listen_kind kind;
+	unsigned lport;
+	int local, rc;
+	size_t i;
+
+	rc = req_host(r, host, hostport, sizeof(host), &local);
+	if (rc == 1)
+		return REQ_ERR_COUNT; /* HTTP/1.0 (conn.c refuses HTTP/1.1 without one) */
+	if (rc < 0)
+		return REQ_ERR_BAD_HOST;
+	for (i = 0; i < cfg->ndomains; i++) {
+		if (strcmp(cfg->domains[i].name, host) == 0)
+			return REQ_ERR_COUNT;
+		if (cfg->domains[i].public_url != NULL &&
+		    url_host(cfg->domains[i].public_url, uhost, sizeof(uhost)) == 0 &&
+		    (strcmp(uhost, host) == 0 || same_ip(uhost, host)))
+			return REQ_ERR_COUNT;
+	}
+	/* The listen address is a restart-only key: the start's. */
+	if (!local || config_parse_listen(r->a->cfg->listen, lhost, sizeof(lhost), &lport) != 0)
+		return REQ_ERR_MISDIRECTED;
+	kind = listen_kind(lhost);
+	if (strcmp(host, "localhost") == 0)
+		return kind != LISTEN_ONE ? REQ_ERR_COUNT : REQ_ERR_MISDIRECTED;
+	return kind == LISTEN_ANY || same_ip(lhost, host) ? REQ_ERR_COUNT : REQ_ERR_MISDIRECTED;
 }
 
 /* 1 when origin ("scheme://host[:port]", no path) names this server: a
@@ -221,7 +322,8 @@ router_dispatch(struct req *r)
 	unsigned allowed;
 	size_t i;
 
-	if ((e = req_parse_target(r)) != REQ_ERR_COUNT) {
+	if ((e = check_host(r)) != REQ_ERR_COUNT ||
+	    (e = req_parse_target(r)) != REQ_ERR_COUNT) {
 		req_reply_error(r, e);
 		return;
 	}

@@ -26,12 +26,18 @@
 #include "domain.h"
 #include "err.h"
 #include "authority_limits.h"
+#include "proxy.h"
 #include "req.h"
 #include "loop.h"
 
 struct server {
 	struct evhttp *http;
 	struct conn_set *conns;
+	/* Open connections per client address over every loop: made (and
+	 * owned) by loop 0's server, borrowed by the others' (loop 0 is
+	 * created first and freed last). NULL when the cap is off. */
+	struct conn_addrs *addrs;
+	int owns_addrs;
 	struct loop *loop;
 	server_handler handler;
 	char address[SERVER_ADDR_BUFSZ];
@@ -50,9 +56,11 @@ on_request(struct evhttp_request *ev, void *arg)
 		return; /* req_new answered 500 */
 	}
 	r->conn = c;
-	/* Refused before any handler sees it, and the connection closed: what
-	 * follows on it cannot be trusted to be framed as we read it. */
-	if ((why = conn_refusal(c)) != NULL || (why = req_framing_problem(r)) != NULL) {
+	/* conn.c refuses such requests before evhttp parses them; this
+	 * catches a connection it could not track. Refused before any
+	 * handler sees it, and the connection closed: what follows on it
+	 * cannot be trusted to be framed as we read it. */
+	if ((why = req_framing_problem(r)) != NULL) {
 		if (req_add_header(r, "Connection", "close") != VEP_OK) {
 			req_reply_error(r, REQ_ERR_INTERNAL);
 			return;
@@ -160,6 +168,35 @@ server_max_conns(const struct authority *a)
 	return (total + n - 1) / n;
 }
 
+/* conn.c's per-address cap exempts the trusted proxies: their clients are
+ * known only from X-Forwarded-For, after the accept. */
+static int
+server_addr_exempt(void *arg, const char *addr)
+{
+	struct authority *a = arg;
+	const struct proxy_list *trusted = authority_cfg(a)->trusted_proxies;
+
+	return trusted != NULL && proxy_list_has(trusted, addr);
+}
+
+/* The per-address table this loop's listener counts in (see struct
+ * server). Returns 0 or VEP_ERR_NOMEM. */
+static int
+server_addrs(struct loop *l, struct server *s)
+{
+	const struct authority *a = l->a;
+
+	if (a->cfg->max_connections_per_addr == 0)
+		return VEP_OK;
+	if (l->index > 0 && a->loops != NULL && a->loops[0] != NULL &&
+	    a->loops[0]->server != NULL) {
+		s->addrs = a->loops[0]->server->addrs;
+		return VEP_OK;
+	}
+	s->owns_addrs = 1;
+	return conn_addrs_new((size_t)a->cfg->max_connections_per_addr, &s->addrs);
+}
+
 /* conn.c's source of the TLS context for each new connection. */
 static SSL_CTX *
 server_tls_ctx(void *arg)
@@ -205,6 +242,11 @@ server_listen(struct loop *l, const char *listen, int tls, server_handler handle
 	lim.max_conns = server_max_conns(a);
 	lim.tls_ctx = tls ? server_tls_ctx : NULL;
 	lim.tls_arg = a;
+	if ((rc = server_addrs(l, s)) != VEP_OK)
+		goto out;
+	lim.addrs = s->addrs;
+	lim.addr_exempt = server_addr_exempt;
+	lim.addr_exempt_arg = a;
 	if ((rc = conn_set_new(l->base, s->http, &lim, &a->log, &s->conns)) != VEP_OK)
 		goto out;
 	rc = VEP_ERR_NOMEM;
@@ -247,5 +289,7 @@ server_free(struct server *s)
 	if (s->http != NULL)
 		evhttp_free(s->http);
 	conn_set_free(s->conns);
+	if (s->owns_addrs)
+		conn_addrs_free(s->addrs);
 	free(s);
 }

@@ -230,6 +230,6 @@ c.eq("public_url used in WebFinger", wf["links"][0]["href"], "https://id.b.examp
 wf = a.get("/.well-known/webfinger?resource=acct:x@a.example", {"Host": "b.example"}).json()
 c.eq("WebFinger for a.example links via the Host", wf["links"][0]["href"],
      "http://b.example/pk")
-c.eq("unserved Host: 404", a.get("/pk", {"Host": "c.example"}).status, 404)
+c.eq("unserved Host: 421", a.get("/pk", {"Host": "c.example"}).status, 421)
 c.eq("SIGTERM: exit 0", a.stop(), 0)
 sys.exit(c.finish())

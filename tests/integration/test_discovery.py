@@ -154,7 +154,7 @@ c.eq("percent-encoded domain decodes", a.get(p + "?domain=example%2Etest").statu
 c.eq("unrelated parameters are ignored", a.get(p + "?x=1&&y").status, 200)
 for host, want in [("example.test", 200), ("EXAMPLE.test:8080", 200), ("example.test.", 200),
                    ("localhost", 200), ("localhost:1234", 200), ("127.0.0.1:9", 200),
-                   ("[::1]:80", 200), ("other.test", 404), ("bad_host", 400),
+                   ("[::1]:80", 421), ("other.test", 421), ("bad_host", 400),
                    ("example.test:x", 400), ("[nope]", 400)]:
     r = a.get(p, {"Host": host})
     c.eq("Host %s: status" % host, r.status, want)
@@ -215,7 +215,7 @@ r = a.get("/.well-known/host-meta.json", {"Host": "example.test"})
 c.eq("host-meta.json: links follow the Host", r.json()["links"][1]["href"],
      "http://example.test/pk")
 r = a.get("/.well-known/host-meta.json", {"Host": "other.test"})
-is_json_error("host-meta for an unserved Host", r, 404)
+is_json_error("host-meta for an unserved Host (421: never reflected)", r, 421)
 
 # --- WebFinger -------------------------------------------------------------------------
 WF = "/.well-known/webfinger?"

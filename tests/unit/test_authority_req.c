@@ -1,5 +1,7 @@
-/* test_authority_req.c - authority/req.c: request-target decoding and the
- * error table (no network: struct req is filled by hand). */
+/* test_authority_req.c - authority/req.c: request-target decoding, the
+ * error table, the raw request scanner and the raw answers (no network:
+ * struct req is filled by hand, the scanner fed bytes). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,6 +120,184 @@ test_error_table(void)
 	ASSERT_EQ(req_error_from_vep(VEP_ERR_NOMEM), REQ_ERR_INTERNAL);
 }
 
+
+/* Scans text in one piece and, again, one byte at a time: both must agree
+ * (else the result is SCAN_DISAGREE, which no test expects). */
+#define SCAN_DISAGREE ((enum req_error)(REQ_ERR_COUNT + 1))
+
+static enum req_error
+scan(const char *text, struct req_scan *out)
+{
+	struct req_scan s1, s2;
+	size_t n = strlen(text), i;
+	enum req_error e1, e2 = REQ_ERR_COUNT;
+
+	req_scan_init(&s1);
+	req_scan_init(&s2);
+	e1 = req_scan_feed(&s1, (const unsigned char *)text, n);
+	for (i = 0; i < n; i++)
+		e2 = req_scan_feed(&s2, (const unsigned char *)text + i, 1);
+	if (out != NULL)
+		*out = s1;
+	if (e1 != e2 || s1.requests != s2.requests || s1.start != s2.start)
+		return SCAN_DISAGREE;
+	return e1;
+}
+
+#define GET "GET /pk HTTP/1.1\r\nHost: example.test\r\n"
+#define POST "POST /pk HTTP/1.1\r\nHost: example.test\r\n"
+
+static void
+test_scan_good(void)
+{
+	struct req_scan s;
+
+	ASSERT_EQ(scan(GET "\r\n", &s), REQ_ERR_COUNT);
+	ASSERT_EQ(s.requests, 1);
+	ASSERT_EQ(s.heads, 1);
+	ASSERT_EQ(scan(GET "\r\n" GET "X-A: a  b\t c\r\n\r\n", &s), REQ_ERR_COUNT);
+	ASSERT_EQ(s.requests, 2);
+	ASSERT_EQ(scan("GET / HTTP/1.0\r\n\r\n", NULL), REQ_ERR_COUNT);
+	ASSERT_EQ(scan(POST "Content-Length:\t 2 \r\n\r\n{}" GET "\r\n", &s), REQ_ERR_COUNT);
+	ASSERT_EQ(s.requests, 2);
+	ASSERT_EQ(scan(POST "Transfer-Encoding: Chunked\r\n\r\n2\r\n{}\r\n000A\r\n0123456789\r\n"
+	    "0\r\n\r\n" GET "\r\n", &s), REQ_ERR_COUNT);
+	ASSERT_EQ(s.requests, 2);
+	/* A body's bytes are not read as a head, whatever they look like. */
+	ASSERT_EQ(scan(POST "Content-Length: 4\r\n\r\n\r\n \x01" GET "\r\n", &s), REQ_ERR_COUNT);
+	ASSERT_EQ(s.requests, 2);
+	ASSERT_EQ(scan(POST "Expect: 100-Continue\r\nContent-Length: 0\r\n\r\n", NULL),
+	    REQ_ERR_COUNT);
+	ASSERT_EQ(scan("HEAD /pk HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", NULL),
+	    REQ_ERR_COUNT);
+	/* obs-text is allowed in values. */
+	ASSERT_EQ(scan(GET "X-A: caf\xc3\xa9\r\n\r\n", NULL), REQ_ERR_COUNT);
+}
+
+static void
+test_scan_refused(void)
+{
+	static const struct {
+		const char *text;
+		enum req_error e;
+	} bad[] = {
+		{ "GET /pk HTTP/1.1\r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ GET "Host: example.test\r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ GET "X-A: a\r\n b\r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ GET "X-A: a\r\n\tb\r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ POST "Content-Length: +2\r\n\r\n{}", REQ_ERR_BAD_REQUEST },
+		{ POST "Content-Length: 0x2\r\n\r\n{}", REQ_ERR_BAD_REQUEST },
+		{ POST "Content-Length: 2 2\r\n\r\n{}", REQ_ERR_BAD_REQUEST },
+		{ POST "Content-Length: \r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ POST "Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}", REQ_ERR_BAD_REQUEST },
+		{ POST "Content-Length: 123456789012345678901234567890123\r\n\r\n",
+		  REQ_ERR_BAD_REQUEST },
+		{ POST "Content-Length: 99999999999999999999\r\n\r\n", REQ_ERR_TOO_LARGE },
+		{ POST "Transfer-Encoding: chunked\r\n\r\n0x2\r\n{}\r\n0\r\n\r\n",
+		  REQ_ERR_BAD_REQUEST },
+		{ POST "Transfer-Encoding: chunked\r\n\r\n2 \r\n{}\r\n0\r\n\r\n",
+		  REQ_ERR_BAD_REQUEST },
+		{ POST "Transfer-Encoding: chunked\r\n\r\n2;a\r\n{}\r\n0\r\n\r\n",
+		  REQ_ERR_BAD_REQUEST },
+		{ POST "Transfer-Encoding: chunked\r\n\r\n000000002\r\n{}\r\n0\r\n\r\n",
+		  REQ_ERR_BAD_REQUEST },
+		{ POST "Transfer-Encoding: chunked\r\n\r\n2\r\n{}0\r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ POST "Transfer-Encoding: chunked\r\n\r\n0\r\nX: y\r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ POST "Transfer-Encoding: chunked\r\n\r\n4001\r\n", REQ_ERR_TOO_LARGE },
+		{ POST "Transfer-Encoding: gzip, chunked\r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ POST "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+		  REQ_ERR_BAD_REQUEST },
+		{ POST "Transfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n",
+		  REQ_ERR_BAD_REQUEST },
+		{ "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ "HEAD / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nG", REQ_ERR_BAD_REQUEST },
+		{ "TRACE / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
+		  REQ_ERR_BAD_REQUEST },
+		{ GET "X-A: a\rb\r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ GET "X-A: a\x7f\r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ "GET /pk HTTP/1.1\nHost: x\r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ GET "X-A: b\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ GET "X A: b\r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ GET "X-A : b\r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ GET "X-A\r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ GET "X(A): b\r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ "GET /pk HTTP/1.2\r\nHost: x\r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ "GET /pk HTTP/1.1 \r\nHost: x\r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ "GET  /pk HTTP/1.1\r\nHost: x\r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ "\r\nGET /pk HTTP/1.1\r\nHost: x\r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ "GET /p\x01k HTTP/1.1\r\nHost: x\r\n\r\n", REQ_ERR_BAD_REQUEST },
+		{ "BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n", REQ_ERR_NOT_IMPLEMENTED },
+		{ "get /pk HTTP/1.1\r\nHost: x\r\n\r\n", REQ_ERR_NOT_IMPLEMENTED },
+		{ POST "Expect: tea\r\n\r\n", REQ_ERR_EXPECTATION },
+		{ "CONNECT example.test:443 HTTP/1.1\r\nHost: x\r\n\r\n",
+		  REQ_ERR_NOT_IMPLEMENTED },
+		{ "GET * HTTP/1.1\r\nHost: x\r\n\r\n", REQ_ERR_BAD_TARGET },
+		{ "GET http://x/pk HTTP/1.1\r\nHost: x\r\n\r\n", REQ_ERR_BAD_TARGET },
+		{ "GET //[::1/pk HTTP/1.1\r\nHost: x\r\n\r\n", REQ_ERR_BAD_TARGET },
+	};
+	static const char nul[] = GET "X-A: a\0b\r\n\r\n";
+	struct req_scan s;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ASSERT_EQ(scan(bad[i].text, &s), bad[i].e);
+		ASSERT_TRUE(s.why != NULL);
+		/* Refused for good: more bytes change nothing. */
+		ASSERT_EQ(req_scan_feed(&s, (const unsigned char *)GET "\r\n", 5), bad[i].e);
+	}
+	/* NUL in a value (libevent would cut the value there). */
+	req_scan_init(&s);
+	ASSERT_EQ(req_scan_feed(&s, (const unsigned char *)nul, sizeof(nul) - 1),
+	    REQ_ERR_BAD_REQUEST);
+}
+
+static void
+test_scan_where(void)
+{
+	struct req_scan s;
+	char head[LIMIT_HEADER_BYTES + 64];
+
+	/* The refused request is the second, starting after the first. */
+	ASSERT_EQ(scan(GET "\r\n" GET "X-A: a\r\n b\r\n\r\n", &s), REQ_ERR_BAD_REQUEST);
+	ASSERT_EQ(s.requests, 2);
+	ASSERT_EQ(s.start, strlen(GET "\r\n"));
+	/* The head limit, CRLFs included. */
+	memset(head, 'a', sizeof(head));
+	memcpy(head, GET "X-Pad: ", strlen(GET "X-Pad: "));
+	memcpy(head + LIMIT_HEADER_BYTES - 4, "\r\n\r\n", 5);
+	ASSERT_EQ(scan(head, NULL), REQ_ERR_COUNT);
+	memcpy(head + LIMIT_HEADER_BYTES - 4, "a\r\n\r\n", 6);
+	ASSERT_EQ(scan(head, NULL), REQ_ERR_BAD_REQUEST);
+}
+
+static void
+test_raw_reply(void)
+{
+	char buf[REQ_RAW_BUFSZ], want[64];
+	const char *body;
+	size_t n;
+
+	n = req_raw_reply(buf, sizeof(buf), REQ_ERR_UNAVAILABLE, NULL, 0, "Retry-After: 1\r\n");
+	ASSERT_TRUE(n > 0);
+	ASSERT_EQ(n, strlen(buf));
+	ASSERT_TRUE(strncmp(buf, "HTTP/1.1 503 Service Unavailable\r\n", 34) == 0);
+	body = strstr(buf, "\r\n\r\n") + 4;
+	ASSERT_STREQ(body, "{\"error\":\"service unavailable\"}");
+	snprintf(want, sizeof(want), "\r\nContent-Length: %zu\r\n", strlen(body));
+	ASSERT_TRUE(strstr(buf, want) != NULL);
+	ASSERT_TRUE(strstr(buf, "\r\nRetry-After: 1\r\n") != NULL);
+	ASSERT_TRUE(strstr(buf, "Strict-Transport-Security") == NULL);
+	n = req_raw_reply(buf, sizeof(buf), REQ_ERR_BAD_REQUEST, "obsolete line folding", 1, NULL);
+	ASSERT_TRUE(n > 0);
+	ASSERT_TRUE(strstr(buf, "\r\nStrict-Transport-Security: max-age=") != NULL);
+	ASSERT_TRUE(strstr(buf, "{\"error\":\"obsolete line folding\"}") != NULL);
+	/* A message that would need escaping falls back to the table's. */
+	n = req_raw_reply(buf, sizeof(buf), REQ_ERR_BAD_REQUEST, "a \"b\"", 0, NULL);
+	ASSERT_TRUE(strstr(buf, "{\"error\":\"bad request\"}") != NULL);
+	ASSERT_EQ(req_raw_reply(buf, 16, REQ_ERR_BAD_REQUEST, NULL, 0, NULL), 0);
+	ASSERT_EQ(req_error_status(REQ_ERR_MISDIRECTED), 421);
+}
+
 int
 main(void)
 {
@@ -125,5 +305,9 @@ main(void)
 	RUN(test_targets);
 	RUN(test_param_limit);
 	RUN(test_error_table);
+	RUN(test_scan_good);
+	RUN(test_scan_refused);
+	RUN(test_scan_where);
+	RUN(test_raw_reply);
 	return harness_done();
 }
