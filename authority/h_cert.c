@@ -17,29 +17,40 @@
 #include "err.h"
 #include "issuance.h"
 #include "keeper.h"
+#include "keycheck.h"
 #include "key.h"
 #include "log.h"
 #include "loop.h"
 #include "req.h"
 #include "util.h"
 
-/* Parses "pubkey" (object, or JSON text of one). Answers and returns
- * non-zero when it is missing or not an acceptable key. */
+/* Parses "pubkey" (object, or JSON text of one) under the whole key policy,
+ * its costly rules once per distinct key and loop (keycheck.h); fp gets its
+ * fingerprint. Answers and returns non-zero when it is missing or not an
+ * acceptable key. */
 static int
-parse_pubkey(struct req *r, vep_key **out)
+parse_pubkey(struct req *r, vep_key **out, char fp[65])
 {
 	json_t *jk = json_object_get(r->body, "pubkey");
+	json_t *parsed = NULL;
 	char msg[160];
 	int rc;
 
-	if (json_is_object(jk))
-		rc = vep_key_from_json(jk, out);
-	else if (json_is_string(jk))
-		rc = vep_key_from_json_text(json_string_value(jk), json_string_length(jk), out);
-	else
-		rc = VEP_ERR_ARG;
+	if (json_is_string(jk)) {
+		rc = vep_json_parse_object(json_string_value(jk), json_string_length(jk), &parsed);
+		jk = parsed;
+	} else {
+		rc = json_is_object(jk) ? VEP_OK : VEP_ERR_ARG;
+	}
+	if (rc == 0)
+		rc = vep_key_from_json_checked(jk, VEP_KEY_CHECKS_CHEAP, out);
+	json_decref(parsed);
+	if (rc == 0 && (rc = vep_key_fingerprint(*out, fp)) == 0)
+		rc = keycheck_costly(r->loop->keycheck, *out, fp);
 	if (rc == 0)
 		return 0;
+	vep_key_free(*out);
+	*out = NULL;
 	if (rc == VEP_ERR_ARG) {
 		req_reply_error_text(r, REQ_ERR_BAD_REQUEST,
 		    "\"pubkey\" must be a BrowserID public key (object or JSON text)");
@@ -101,13 +112,13 @@ check_email(struct req *r)
 
 /* Signs, records and answers. */
 static void
-issue(struct req *r, const struct domain *d, const vep_key *user, long life_s)
+issue(struct req *r, const struct domain *d, const vep_key *user, const char *fp, long life_s)
 {
 	struct db_audit_row row = { 0 };
 	struct vep_cert_params p;
 	struct keeper_key key = { r->loop->keeper, d->current_fp };
 	struct vep_signer signer = { d->keys.current, keeper_sign, &key };
-	char fp[65], *cert = NULL;
+	char *cert = NULL;
 	int64_t now = vep_now_ms();
 	json_t *o;
 	int rc;
@@ -119,8 +130,7 @@ issue(struct req *r, const struct domain *d, const vep_key *user, long life_s)
 	p.exp_ms = now + (int64_t)life_s * 1000;
 	if (p.exp_ms - p.iat_ms > VEP_CERT_MAX_LIFETIME_MS)
 		p.exp_ms = p.iat_ms + VEP_CERT_MAX_LIFETIME_MS;
-	if ((rc = vep_key_fingerprint(user, fp)) != 0 ||
-	    (rc = vep_cert_sign_with(&signer, &p, &cert)) != 0) {
+	if ((rc = vep_cert_sign_with(&signer, &p, &cert)) != 0) {
 		log_error(&r->a->log, "certificate for %s: %s", d->cfg->name, vep_strerror(rc));
 		/* The key process gone or stalled is an outage, not a bug. */
 		if (rc == VEP_ERR_IO)
@@ -155,6 +165,7 @@ h_cert(struct req *r)
 	const struct domain *d;
 	const char *at = strrchr(r->session.email, '@');
 	vep_key *user = NULL;
+	char fp[65];
 	long life;
 
 	if (req_refuse_unknown_fields(r, fields) != 0 || check_email(r) != 0)
@@ -165,8 +176,8 @@ h_cert(struct req *r)
 		req_reply_error(r, REQ_ERR_UNAUTHORIZED);
 		return;
 	}
-	if ((life = lifetime_s(r)) < 0 || parse_pubkey(r, &user) != 0)
+	if ((life = lifetime_s(r)) < 0 || parse_pubkey(r, &user, fp) != 0)
 		return;
-	issue(r, d, user, life);
+	issue(r, d, user, fp, life);
 	vep_key_free(user);
 }

@@ -21,6 +21,7 @@
 #include "h_session.h"
 #include "issuance.h"
 #include "keeper.h"
+#include "keycheck.h"
 #include "log.h"
 #include "pam_client.h"
 #include "router.h"
@@ -157,7 +158,7 @@ loop_open(struct loop *l, char *err, size_t errlen)
 
 	if ((rc = open_db(l, err, errlen)) != 0 || (rc = start_pam(l, err, errlen)) != 0)
 		return rc;
-	if (issuance_new(l, &l->issuance) != 0 ||
+	if (issuance_new(l, &l->issuance) != 0 || keycheck_new(&l->keycheck) != 0 ||
 	    (l->ack = event_new(l->base, -1, 0, on_ack, l)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return VEP_ERR_NOMEM;
@@ -210,6 +211,7 @@ loop_free(struct loop *l)
 	committer_free(l->committer);
 	h_session_abandon_all(l);
 	issuance_free(l->issuance);
+	keycheck_free(l->keycheck);
 	if (l->housekeeping != NULL)
 		event_free(l->housekeeping);
 	if (l->ack != NULL)

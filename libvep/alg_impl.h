@@ -29,10 +29,15 @@ struct vep_alg_ops {
 
 	/* Builds a public key from obj, whose member set key.c has already
 	 * checked. Validates syntax (VEP_ERR_INVALID / VEP_ERR_TOOBIG), sizes
-	 * (VEP_ERR_KEYSIZE) and the key policy of key.h (VEP_ERR_KEY). *pkey
+	 * (VEP_ERR_KEYSIZE) and the key policy of key.h (VEP_ERR_KEY), all of
+	 * it, or with costly 0 all but the rules check_costly applies. *pkey
 	 * is new. */
-	int (*from_json)(const json_t *obj, EVP_PKEY **pkey,
+	int (*from_json)(const json_t *obj, int costly, EVP_PKEY **pkey,
 	    const struct vep_alg **alg);
+
+	/* The rules of the key policy that from_json leaves out when told not
+	 * to be costly: 0 or VEP_ERR_KEY. NULL when there are none. */
+	int (*check_costly)(const EVP_PKEY *pkey);
 
 	/* Appends the number members to obj in canonical order. */
 	int (*to_json)(const EVP_PKEY *pkey, json_t *obj);

@@ -110,6 +110,12 @@ out:
 
 int vep_cert_parse(const char *text, size_t len, vep_cert **out)
 {
+	return vep_cert_parse_checked(text, len, VEP_KEY_CHECKS_ALL, out);
+}
+
+int vep_cert_parse_checked(const char *text, size_t len, enum vep_key_checks checks,
+    vep_cert **out)
+{
 	int ret;
 	vep_cert *c = NULL;
 	const json_t *pl, *iss, *pk, *principal, *email;
@@ -157,7 +163,7 @@ int vep_cert_parse(const char *text, size_t len, vep_cert **out)
 	if ((c->issuer = strdup(json_string_value(iss))) == NULL ||
 	    (c->email = strdup(e)) == NULL)
 		goto out;
-	if ((ret = vep_key_from_json(pk, &c->pubkey)) != 0)
+	if ((ret = vep_key_from_json_checked(pk, checks, &c->pubkey)) != 0)
 		goto out;
 	*out = c;
 	c = NULL;

@@ -46,6 +46,11 @@ typedef struct vep_cert {
  * Requires iss (string), exp (number), public-key, principal.email. */
 int vep_cert_parse(const char *text, size_t len, vep_cert **out);
 
+/* vep_cert_parse with the given share of the key policy for the certified
+ * key (key.h). */
+int vep_cert_parse_checked(const char *text, size_t len, enum vep_key_checks checks,
+    vep_cert **out);
+
 /* Checks the signature against any of keys[0..nkeys), then times:
  * VEP_ERR_NOTYET when iat > now, VEP_ERR_EXPIRED when exp <= now. */
 int vep_cert_verify(const vep_cert *c, const vep_key *const *keys, size_t nkeys,

@@ -340,6 +340,20 @@ out:
 int
 vep_key_from_json(const json_t *obj, vep_key **out)
 {
+	return vep_key_from_json_checked(obj, VEP_KEY_CHECKS_ALL, out);
+}
+
+int
+vep_key_check_costly(const vep_key *k)
+{
+	if (k == NULL)
+		return VEP_ERR_ARG;
+	return k->ops->check_costly != NULL ? k->ops->check_costly(k->pkey) : VEP_OK;
+}
+
+int
+vep_key_from_json_checked(const json_t *obj, enum vep_key_checks checks, vep_key **out)
+{
 	const struct vep_alg_ops *ops;
 	const struct vep_alg *alg = NULL;
 	const json_t *algv;
@@ -377,7 +391,7 @@ vep_key_from_json(const json_t *obj, vep_key **out)
 		rc = VEP_ERR_INVALID;
 		goto out;
 	}
-	if ((rc = ops->from_json(obj, &pkey, &alg)) != 0)
+	if ((rc = ops->from_json(obj, checks == VEP_KEY_CHECKS_ALL, &pkey, &alg)) != 0)
 		goto out;
 	if ((k = calloc(1, sizeof(*k))) == NULL) {
 		rc = VEP_ERR_NOMEM;

@@ -68,8 +68,26 @@ int vep_key_save_private(const vep_key *k, const char *path);
 /* Returns the private key as new PKCS#8 PEM text (free with vep_free_secret_str). */
 int vep_key_to_pem(const vep_key *k, char **out);
 
-/* Parses a BrowserID public key JSON object (borrowed reference). */
+/* Parses a BrowserID public key JSON object (borrowed reference), applying
+ * the whole key policy. */
 int vep_key_from_json(const json_t *obj, vep_key **out);
+
+/* How much of the key policy a parse applies. */
+enum vep_key_checks {
+	VEP_KEY_CHECKS_ALL,    /* every rule: what vep_key_from_json does */
+	/* Every rule but the costly ones (RSA: the modulus is not prime, about
+	 * 2 ms for RSA-2048). Only for a caller that runs vep_key_check_costly
+	 * itself (e.g. once per distinct key), or whose purpose the rule does
+	 * not serve (the key process checks what it signs, not for whom). */
+	VEP_KEY_CHECKS_CHEAP,
+};
+
+/* vep_key_from_json with the given share of the policy. */
+int vep_key_from_json_checked(const json_t *obj, enum vep_key_checks checks, vep_key **out);
+
+/* The rules VEP_KEY_CHECKS_CHEAP leaves out: 0, or VEP_ERR_KEY when the key
+ * must not be certified or trusted. */
+int vep_key_check_costly(const vep_key *k);
 
 /* Parses a BrowserID public key from JSON text (untrusted). */
 int vep_key_from_json_text(const char *text, size_t len, vep_key **out);

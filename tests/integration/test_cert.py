@@ -93,6 +93,32 @@ def check_issue(auth, w, cl):
     return pub
 
 
+def prime_2048():
+    """A 2048-bit prime (a modulus anyone can sign with: d = e^-1 mod n - 1),
+    made deterministically with Miller-Rabin."""
+    import random
+    rng = random.Random(2048)
+    while True:
+        n = rng.getrandbits(2048) | (3 << 2046) | 1
+        if any(n % p == 0 for p in range(3, 2000, 2)):
+            continue
+        d, s = n - 1, 0
+        while d % 2 == 0:
+            d, s = d // 2, s + 1
+        for _ in range(20):
+            x = pow(rng.randrange(2, n - 1), d, n)
+            if x in (1, n - 1):
+                continue
+            for _ in range(s - 1):
+                x = pow(x, 2, n)
+                if x == n - 1:
+                    break
+            else:
+                break
+        else:
+            return n
+
+
 def check_refusals(auth, w, cl, pub):
     def status(obj, **kw):
         return cl.post("/api/cert", obj, **kw).status
@@ -114,6 +140,12 @@ def check_refusals(auth, w, cl, pub):
             "q": "%x" % ((1 << 159) + 2), "g": "%x" % (1 << 1023)}}, "unsafe key"),
         ("malformed JSON text", {"pubkey": "{\"algorithm\":"}, "key"),
     ]
+    # A prime modulus is refused by the costly check (keycheck.h), every
+    # time: only keys that passed are remembered. As JSON text too.
+    prime = {"algorithm": "RS", "n": str(prime_2048()), "e": "65537"}
+    cases += [("prime n", {"pubkey": prime}, "unsafe key"),
+              ("prime n again", {"pubkey": prime}, "unsafe key"),
+              ("prime n as JSON text", {"pubkey": json.dumps(prime)}, "unsafe key")]
     for label, obj, word in cases:
         r = cl.post("/api/cert", obj)
         C.check("cert: %s -> 400 saying why" % label,

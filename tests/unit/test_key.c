@@ -200,6 +200,48 @@ hex_op(const char *hex, enum hexop op)
 	return s;
 }
 
+/* VEP_KEY_CHECKS_CHEAP leaves out exactly the costly rule (RSA n not
+ * prime), which vep_key_check_costly then applies; every cheap rule holds
+ * in both modes. */
+static void
+test_cheap_and_costly(void)
+{
+	char *prime = prime_times_dec(2048, 1), *good = NULL;
+	json_t *o;
+	vep_key *k = NULL;
+
+	ASSERT_TRUE(prime != NULL);
+	o = json_pack("{s:s,s:s,s:s}", "algorithm", "RS", "n", prime, "e", "65537");
+	ASSERT_EQ(vep_key_from_json(o, &k), VEP_ERR_KEY);
+	ASSERT_EQ(vep_key_from_json_checked(o, VEP_KEY_CHECKS_ALL, &k), VEP_ERR_KEY);
+	ASSERT_EQ(vep_key_from_json_checked(o, VEP_KEY_CHECKS_CHEAP, &k), 0);
+	ASSERT_EQ(vep_key_check_costly(k), VEP_ERR_KEY);
+	vep_key_free(k);
+	k = NULL;
+	json_decref(o);
+	/* Cheap rules still hold: an even exponent, a factor of 3. */
+	o = json_pack("{s:s,s:s,s:s}", "algorithm", "RS", "n", prime, "e", "65536");
+	ASSERT_EQ(vep_key_from_json_checked(o, VEP_KEY_CHECKS_CHEAP, &k), VEP_ERR_KEY);
+	json_decref(o);
+	OPENSSL_free(prime);
+	prime = prime_times_dec(2048, 3);
+	ASSERT_TRUE(prime != NULL);
+	o = json_pack("{s:s,s:s,s:s}", "algorithm", "RS", "n", prime, "e", "65537");
+	ASSERT_EQ(vep_key_from_json_checked(o, VEP_KEY_CHECKS_CHEAP, &k), VEP_ERR_KEY);
+	json_decref(o);
+	/* An honest key passes both. */
+	good = member(rs256, "n");
+	ASSERT_TRUE(good != NULL);
+	o = json_pack("{s:s,s:s,s:s}", "algorithm", "RS", "n", good, "e", "65537");
+	ASSERT_EQ(vep_key_from_json_checked(o, VEP_KEY_CHECKS_CHEAP, &k), 0);
+	ASSERT_EQ(vep_key_check_costly(k), 0);
+	vep_key_free(k);
+	json_decref(o);
+	ASSERT_EQ(vep_key_check_costly(NULL), VEP_ERR_ARG);
+	OPENSSL_free(prime);
+	free(good);
+}
+
 static void
 test_rsa_json_rejections(void)
 {
@@ -1141,6 +1183,7 @@ main(void)
 		return 1;
 	}
 	RUN(test_rsa_json_rejections);
+	RUN(test_cheap_and_costly);
 	RUN(test_rsa_sizes);
 	RUN(test_dsa_json_rejections);
 	RUN(test_dsa_hex_canonical);
