@@ -134,6 +134,8 @@ demo_config(const char *state_dir, int make_key, struct config **out, char *err,
 	 * system account. */
 	if ((rc = config_set(cfg, "demo", "state_dir", state, msg, sizeof(msg))) != 0 ||
 	    (rc = config_set(cfg, "demo", "pam_min_uid", "0", msg, sizeof(msg))) != 0 ||
+	    (rc = config_set(cfg, "demo", "embed_origins", DEMO_WEBMAIL_ORIGIN, msg,
+	    sizeof(msg))) != 0 ||
 	    (rc = config_add_domain(cfg, DEMO_DOMAIN, kdir)) != 0) {
 		snprintf(err, errlen, "demo: %s", rc == VEP_ERR_NOMEM ? "out of memory" : msg);
 		goto out;
@@ -284,10 +286,23 @@ rp_listen(const struct authority *a, char *out, size_t outlen)
 	    port == 0 || port == 65535 ? 0 : port + 1);
 }
 
+/* 1 when origin is one of the space-separated list's. */
+static int
+listed(const char *list, const char *origin)
+{
+	size_t n = strlen(origin);
+	const char *p;
+
+	for (p = list; p != NULL && (p = strstr(p, origin)) != NULL; p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
+			return 1;
+	return 0;
+}
+
 int
 demo_start(struct authority *a)
 {
-	char listen[96], err[256];
+	char listen[96], err[256], site[SERVER_ADDR_BUFSZ + 16];
 	int rc;
 
 	rp_listen(a, listen, sizeof(listen));
@@ -295,6 +310,13 @@ demo_start(struct authority *a)
 		log_error(&a->log, "%s", err);
 		return rc;
 	}
+	/* The webmail may frame /embed only from an origin in embed_origins,
+	 * which is configuration, fixed before the demo website has a port. */
+	demo_rp_origin(a, site, sizeof(site));
+	if (!listed(authority_cfg(a)->embed_origins, site))
+		log_warn(&a->log, "demo: the demo webmail at %s/webmail cannot set up the browser: "
+		    "its origin is not in embed_origins (start with --set embed_origins=%s)",
+		    site, site);
 	log_info(&a->log, "demo: serving %s from %s; sign in at http://%s/ as %s@%s with "
 	    "password %s; a demo website is at http://%s/", DEMO_DOMAIN, a->cfg->state_dir,
 	    server_address(a->loops[0]->server), DEMO_USER, DEMO_DOMAIN, DEMO_PASSWORD,

@@ -28,6 +28,12 @@ struct authority;
 #define DEMO_USER "alice"
 #define DEMO_PASSWORD "wonderland"
 
+/* The demo's embed_origins: its website (whose /webmail frames /embed) at
+ * the port after the default listen's. Another --listen needs --set
+ * embed_origins=http://ADDR:PORT+1 (scripts/demo passes it; demo_start
+ * says so in the log when they disagree). */
+#define DEMO_WEBMAIL_ORIGIN "http://127.0.0.1:8081"
+
 /* Builds the demo configuration. state_dir may be NULL (the default above)
  * or relative (to the working directory). Creates the state directory
  * (0700; parents with the umask), DIR/keys (0700) and, when make_key is 1

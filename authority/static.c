@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "authority.h"
+#include "authority_limits.h"
 #include "domain.h"
 #include "req.h"
 #include "www.h"
@@ -15,7 +16,7 @@
 enum page_kind {
 	KIND_ASSET,       /* scripts, styles: the default CSP */
 	KIND_PAGE,        /* top-level only */
-	KIND_EMBED,       /* framed by the same site */
+	KIND_EMBED,       /* framed by embed_origins only, which it is told */
 	KIND_PROVISION,   /* legacy: framed by the shim's origin, loads its script */
 	KIND_AUTHENTICATE /* legacy: top-level, loads the shim's script */
 };
@@ -79,44 +80,28 @@ static_exists(const char *path)
 	return lookup(path, &kind) != NULL;
 }
 
-/* frame-ancestors for the webmail embed: ourselves and the same site. */
-static void
-embed_ancestors(struct req *r, char *out, size_t outlen)
-{
-	char host[300], hostport[300];
-	int local = 0;
-
-	if (req_host(r, host, hostport, sizeof(host), &local) == 0 && local && host[0] != '\0') {
-		/* Reached by address (the demo): any port of that host. */
-		snprintf(out, outlen, "'self' http://%s%s%s:* https://%s%s%s:*",
-		    strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
-		    strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "");
-		return;
-	}
-	snprintf(out, outlen, "'self' https://%s https://*.%s", r->domain->cfg->name,
-	    r->domain->cfg->name);
-}
-
-/* Sets the CSP (and X-Frame-Options) for kind. Returns 0 or -1. */
+/* Sets the CSP (and X-Frame-Options) for kind. Returns 0 or -1. The
+ * webmail embed may be framed by exactly the configured embed_origins (the
+ * list its page is given too, see fill_page), nobody when there are none;
+ * the legacy pages name the shim's origin when one is configured. */
 static int
-page_headers(struct req *r, enum page_kind kind)
+page_headers(struct req *r, const struct config *cfg, enum page_kind kind)
 {
-	const char *shim = authority_cfg(r->a)->shim_origin;
-	char anc[700], csp[1200];
+	const char *shim = cfg->shim_origin;
+	char anc[LIMIT_EMBED_ORIGINS_BYTES + 300], csp[LIMIT_EMBED_ORIGINS_BYTES + 1000];
+	int legacy = (kind == KIND_PROVISION || kind == KIND_AUTHENTICATE) && shim != NULL;
 
 	if (kind == KIND_ASSET)
 		return 0;
-	if (kind == KIND_EMBED)
-		embed_ancestors(r, anc, sizeof(anc));
-	else if (kind == KIND_PROVISION)
+	if (kind == KIND_EMBED && cfg->embed_origins != NULL)
+		snprintf(anc, sizeof(anc), "%s", cfg->embed_origins);
+	else if (kind == KIND_PROVISION && shim != NULL)
 		snprintf(anc, sizeof(anc), "%s", shim);
 	else
 		snprintf(anc, sizeof(anc), "'none'");
 	snprintf(csp, sizeof(csp), "default-src 'none'; script-src 'self'%s%s; style-src 'self'; "
 	    "connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; "
-	    "frame-ancestors %s",
-	    kind == KIND_PROVISION || kind == KIND_AUTHENTICATE ? " " : "",
-	    kind == KIND_PROVISION || kind == KIND_AUTHENTICATE ? shim : "", anc);
+	    "frame-ancestors %s", legacy ? " " : "", legacy ? shim : "", anc);
 	if (req_add_header(r, "Content-Security-Policy", csp) != 0)
 		return -1;
 	/* For browsers that predate frame-ancestors. */
@@ -150,11 +135,33 @@ static_fill(const struct www_file *f, const char *name, const char *value, size_
 	return out;
 }
 
+/* The page's text with its placeholder filled (new text, *len), or NULL
+ * when out of memory: /embed is told the origins it may talk to (checked
+ * at load, so they never need escaping in an attribute); a legacy page
+ * gets the tag that loads the shim's script, or nothing without a shim. */
+static char *
+fill_page(const struct config *cfg, const struct www_file *f, enum page_kind kind, size_t *len)
+{
+	char tag[400];
+
+	if (kind == KIND_EMBED)
+		return static_fill(f, "EMBED_ORIGINS",
+		    cfg->embed_origins != NULL ? cfg->embed_origins : "", len);
+	tag[0] = '\0';
+	if (cfg->shim_origin != NULL)
+		snprintf(tag, sizeof(tag), "<script src=\"%s/%s\" defer></script>", cfg->shim_origin,
+		    kind == KIND_PROVISION ? "provisioning_api.js" : "authentication_api.js");
+	return static_fill(f, "SHIM_SCRIPT", tag, len);
+}
+
 void
 static_serve(struct req *r)
 {
 	enum page_kind kind;
 	const struct www_file *f = lookup(r->path, &kind);
+	/* Loaded once: the headers and the page must agree even if a reload
+	 * swaps the configuration meanwhile. */
+	const struct config *cfg = authority_cfg(r->a);
 	char *filled;
 	size_t len;
 
@@ -162,16 +169,23 @@ static_serve(struct req *r)
 		req_reply_error(r, REQ_ERR_NOT_FOUND);
 		return;
 	}
-	if (page_headers(r, kind) != 0) {
+	/* Without a shim no user agent can drive the provisioning page, and
+	 * it must never load a script from an origin nobody chose. */
+	if (kind == KIND_PROVISION && cfg->shim_origin == NULL) {
+		req_reply_error_text(r, REQ_ERR_NOT_FOUND, "the legacy provisioning page is off: "
+		    "shim_origin is not configured");
+		return;
+	}
+	if (page_headers(r, cfg, kind) != 0) {
 		req_reply_error(r, REQ_ERR_INTERNAL);
 		return;
 	}
-	if (kind != KIND_PROVISION && kind != KIND_AUTHENTICATE) {
+	if (kind != KIND_PROVISION && kind != KIND_AUTHENTICATE && kind != KIND_EMBED) {
 		req_reply_tagged(r, f->ctype, (const char *)f->data, f->len, f->etag,
 		    REQ_F_REVALIDATE);
 		return;
 	}
-	if ((filled = static_fill(f, "SHIM_ORIGIN", authority_cfg(r->a)->shim_origin, &len)) == NULL) {
+	if ((filled = fill_page(cfg, f, kind, &len)) == NULL) {
 		req_reply_error(r, REQ_ERR_INTERNAL);
 		return;
 	}

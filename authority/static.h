@@ -7,13 +7,16 @@
  *   - the sign-in, account and share pages, and the legacy authentication
  *     page: never framed;
  *   - /embed (the hidden page a webmail frames to provision after its own
- *     login): framed by this origin and the same site only - https:// on
- *     the domain and its subdomains, or any port of the host when reached
- *     by address (the demo);
+ *     login): framed by exactly the configured embed_origins, and by
+ *     nobody when there are none; the page is given the same list
+ *     ("{{EMBED_ORIGINS}}") and talks to no other origin;
  *   - /sign-in/provision (legacy): framed by the configured shim_origin
- *     only, and it alone may load scripts from there.
- * The legacy pages name the shim's origin in their script tags: their
- * "{{SHIM_ORIGIN}}" placeholder is replaced when served.
+ *     only, and it alone may load scripts from there; without a
+ *     shim_origin it is not served (404 saying so).
+ * The legacy pages load the shim through their "{{SHIM_SCRIPT}}"
+ * placeholder, replaced when served by its script tag or, without a
+ * shim_origin, by nothing (the authentication page is then a plain
+ * sign-in page).
  *
  * Owns the page table. Must never serve a file outside www_files[] nor the
  * demo relying party's files (those live under /demo-rp/, served by

@@ -1,6 +1,6 @@
 /*
- * embed.js - /embed, the hidden page a webmail of the same site frames to
- * set up this browser right after its own login:
+ * embed.js - /embed, the hidden page a webmail frames to set up this
+ * browser right after its own login:
  *
  *   <iframe src="https://id.example.com/embed?origin=https://mail.example.com" hidden></iframe>
  *   frame.contentWindow.postMessage({type: "vep:provision", email, password},
@@ -9,29 +9,25 @@
  *
  * The password is optional: without it the page uses the authority session
  * the browser already has. Messages are only taken from, and answers only
- * sent to, ?origin=, which must be this host's own site (https:// on the
- * domain or a subdomain; any port of the host when it is reached by
- * address). The Content-Security-Policy lets only those origins frame it.
+ * sent to, ?origin=, which must be one of the webmails the authority is
+ * configured to trust (embed_origins). The server writes that list into
+ * the page (meta vep-embed-origins) and into the Content-Security-Policy's
+ * frame-ancestors, so the page and the browser enforce the same list; no
+ * origin is ever guessed from host names.
  */
 (function () {
   'use strict';
 
-  function sameSite(origin) {
-    var u;
-    try { u = new URL(origin); } catch (e) { return false; }
-    if (u.origin !== origin) return false;
-    var host = location.hostname;
-    if (/^(\d+\.\d+\.\d+\.\d+|localhost|\[[0-9a-f:.]+\])$/i.test(host)) {
-      return u.hostname === host;
-    }
-    // The registrable part is what follows the authority's first label
-    // (id.example.com -> example.com); the domain itself counts too.
-    var site = host.split('.').length > 2 ? host.slice(host.indexOf('.') + 1) : host;
-    return u.protocol === 'https:' && (u.hostname === site || u.hostname.endsWith('.' + site));
-  }
-
+  var meta = document.querySelector('meta[name=vep-embed-origins]');
+  var allowed = meta ? meta.content.split(' ').filter(Boolean) : [];
   var parentOrigin = new URLSearchParams(location.search).get('origin') || '';
-  if (!sameSite(parentOrigin) || window.parent === window) return;
+  if (window.parent === window) return;
+  if (allowed.indexOf(parentOrigin) < 0) {
+    /* For the webmail's developer; nothing is sent to the framing page. */
+    console.error('vep /embed: ' + JSON.stringify(parentOrigin) +
+      ' is not among the authority\'s embed_origins');
+    return;
+  }
 
   function answer(msg) { window.parent.postMessage(msg, parentOrigin); }
 

@@ -1,6 +1,6 @@
 /*
  * common.js - shared by the browser tests: the real vep-authority --demo on
- * 127.0.0.1 port 0 (with its demo relying party), Debian's chromium through
+ * a free port of 127.0.0.1 (with its demo relying party), Debian's chromium through
  * playwright-core, screenshots at the two widths, and the interop tests'
  * access to Mozilla's verifier.
  */
@@ -25,12 +25,51 @@ const ARTIFACTS = process.env.VEP_ARTIFACTS || path.join(os.tmpdir(), 'vep-scree
 const START_TIMEOUT_MS = 30000;
 const WIDTHS = [375, 1280];
 
-/* Starts vep-authority --demo; resolves {proc, origin, rpOrigin, port, state, stderr()}. */
-function startDemo(extraArgs) {
+/* A port P with P + 1 free too, on 127.0.0.1 (the demo website listens on
+ * the port after the authority's). */
+function freePortPair() {
+  const net = require('net');
+  const listen = (port) => new Promise((resolve) => {
+    const s = net.createServer();
+    s.once('error', () => resolve(null));
+    s.listen(port, '127.0.0.1', () => resolve(s));
+  });
+  const close = (s) => new Promise((resolve) => (s ? s.close(() => resolve()) : resolve()));
+  return (async () => {
+    for (;;) {
+      const a = await listen(0);
+      const p = a.address().port;
+      const b = p < 65535 ? await listen(p + 1) : null;
+      await close(a);
+      await close(b);
+      if (b) return p;
+    }
+  })();
+}
+
+/* Starts vep-authority --demo on a port P it picks, its demo website on
+ * P + 1 and, as scripts/demo does, that website's origin as the explicit
+ * embed_origins, followed by opts.embedMore (extraArgs come after, so a
+ * test's own --set wins). Resolves {proc, origin, rpOrigin, port, state,
+ * stderr()}; tries again when another process took a port meanwhile. */
+async function startDemo(extraArgs, opts) {
+  const more = (opts && opts.embedMore) || [];
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePortPair();
+    try {
+      return await startDemoOn(port, ['--set', 'embed_origins=' +
+        [`http://127.0.0.1:${port + 1}`].concat(more).join(' ')].concat(extraArgs || []));
+    } catch (e) {
+      if (attempt >= 5 || !/cannot listen/.test(e.message)) throw e;
+    }
+  }
+}
+
+function startDemoOn(port, args) {
   const state = fs.mkdtempSync(path.join(os.tmpdir(), 'vep-browser.'));
   return new Promise((resolve, reject) => {
     const proc = spawn(AUTHORITY, ['--demo', '--state', path.join(state, 's'), '--listen',
-      '127.0.0.1:0'].concat(extraArgs || []), { stdio: ['ignore', 'pipe', 'pipe'] });
+      `127.0.0.1:${port}`].concat(args), { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = ''; let err = '';
     const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error('no address: ' + err)); },
       START_TIMEOUT_MS);

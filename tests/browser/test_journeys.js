@@ -21,6 +21,16 @@ function head(url) {
   });
 }
 
+function get(url) {
+  return new Promise((resolve, reject) => {
+    http.get(url, (res) => {
+      let body = '';
+      res.on('data', (c) => { body += c; });
+      res.on('end', () => resolve({ status: res.statusCode, h: res.headers, body }));
+    }).on('error', reject);
+  });
+}
+
 function b64json(s) {
   return JSON.parse(Buffer.from(s.replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString());
 }
@@ -29,16 +39,25 @@ async function checkHeaders(t, d) {
   const expect = {
     '/sign-in': "frame-ancestors 'none'", '/account': "frame-ancestors 'none'",
     '/share': "frame-ancestors 'none'", '/sign-in/authenticate': "frame-ancestors 'none'",
-    '/embed': "frame-ancestors 'self' http://127.0.0.1:*",
-    '/sign-in/provision': 'frame-ancestors https://login.persona.org',
+    // Exactly the configured embed_origins (the demo website), nothing else.
+    '/embed': `frame-ancestors ${d.rpOrigin}`,
   };
   for (const [p, anc] of Object.entries(expect)) {
     const r = await head(d.origin + p);
     const csp = r.h['content-security-policy'] || '';
-    t.check(r.status === 200 && csp.includes(anc) && !csp.includes('unsafe-inline') &&
+    t.check(r.status === 200 && csp.endsWith(anc) && !csp.includes('unsafe-inline') &&
       csp.includes("default-src 'none'") && r.h['x-content-type-options'] === 'nosniff' &&
       r.h['referrer-policy'] === 'no-referrer', `headers of ${p} (${csp})`);
   }
+  // No shim_origin by default: the legacy provisioning page is off and
+  // says so; the authentication page loads no foreign script.
+  const prov = await get(d.origin + '/sign-in/provision');
+  t.check(prov.status === 404 && /shim_origin is not configured/.test(prov.body) &&
+    !/persona\.org/.test(prov.body), `legacy provisioning off without shim_origin (${prov.body})`);
+  const auth = await get(d.origin + '/sign-in/authenticate');
+  t.check(auth.status === 200 && !/<script src="http/.test(auth.body) &&
+    !/persona\.org/.test(auth.body + auth.h['content-security-policy']),
+  'legacy authentication page loads no shim by default');
   for (const p of ['/vep.js', '/rp.js', '/style.css']) {
     const r = await head(d.origin + p);
     t.check(r.status === 200 && r.h.etag && r.h['x-content-type-options'] === 'nosniff', `asset ${p}`);

@@ -50,6 +50,17 @@ function b64json(s) {
   const d = await c.startDemo(['--set', `shim_origin=${shim}`]);
   const browser = await c.launch();
   try {
+    const h = await new Promise((resolve, reject) => {
+      http.get(d.origin + '/sign-in/provision', (res) => {
+        let body = '';
+        res.on('data', (x) => { body += x; });
+        res.on('end', () => resolve({ status: res.statusCode, csp: res.headers['content-security-policy'], body }));
+      }).on('error', reject);
+    });
+    t.check(h.status === 200 && h.csp.endsWith(`frame-ancestors ${shim}`) &&
+      h.csp.includes(`script-src 'self' ${shim};`) &&
+      h.body.includes(`<script src="${shim}/provisioning_api.js" defer></script>`),
+    `with shim_origin set, the provisioning page loads it and only it may frame the page (${h.csp})`);
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     let r = await provision(ctx, shim, d, ALICE, 3600);
     t.check(r.type === 'failure' && r.reason === 'user is not authenticated as target user',

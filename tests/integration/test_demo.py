@@ -1,8 +1,13 @@
 """--demo: state directory (0700) with a generated key (0600) under --state or
 the default ~/.local/state/vep-authority-demo, key reused on restart, a
-non-private state directory refused, SIGINT and SIGTERM clean exits."""
+non-private state directory refused, SIGINT and SIGTERM clean exits. The
+demo website verifies assertions for its own configured origin, never the
+Host header's; embed_origins decides who may frame /embed (https:// only,
+http:// only on loopback); without shim_origin the legacy provisioning page
+is off."""
 
 import os
+import re
 import signal
 import stat
 import sys
@@ -111,4 +116,142 @@ if kt:
     c.eq("SIGTERM after reload: exit 0", a.stop(), 0)
 else:
     print("note: VEP_KEYTOOL not built; SIGHUP reload not exercised")
+
+
+def read_line(a, limit=vephelp.START_TIMEOUT_S):
+    """The next line the server prints on stdout ('' on timeout)."""
+    import select
+    import time
+    fd, line, deadline = a.proc.stdout.fileno(), b"", time.time() + limit
+    while not line.endswith(b"\n") and time.time() < deadline:
+        if select.select([fd], [], [], 0.2)[0]:
+            ch = os.read(fd, 1)
+            if not ch:
+                break
+            line += ch
+    return line.decode().strip()
+
+
+def rp_verify(a, rp_port, assertion, host):
+    import http.client
+    import json
+    conn = http.client.HTTPConnection("127.0.0.1", rp_port, timeout=vephelp.IO_TIMEOUT_S)
+    try:
+        conn.request("POST", "/verify", body=json.dumps({"assertion": assertion}),
+                     headers={"Host": host, "Content-Type": "application/json"})
+        r = conn.getresponse()
+        return r.status, json.loads(r.read().decode() or "{}")
+    finally:
+        conn.close()
+
+
+# The demo website's audience is its own origin, fixed at start: an
+# assertion made for another site is refused whatever Host it comes with.
+if kt:
+    import subprocess
+
+    def ktrun(*args):
+        p = subprocess.run([kt] + list(args), capture_output=True, text=True, timeout=120)
+        return p.returncode, p.stdout, p.stderr
+
+    a = vephelp.Authority(["--demo", "--state", state, "--listen", "127.0.0.1:0"], tmp=tmp)
+    line = read_line(a)
+    m = re.match(r"^demo relying party on http://127\.0\.0\.1:(\d+)$", line)
+    c.check("demo website address printed", m, line)
+    rp_port = int(m.group(1)) if m else 0
+    rp = "http://127.0.0.1:%d" % rp_port
+    ukey = os.path.join(tmp, "user.pem")
+    ktrun("genkey", "--out", ukey)
+    rc, pub, err = ktrun("pubkey", ukey)
+    pubfile = vephelp.write(os.path.join(tmp, "user.json"), pub)
+    rc, cert, err = ktrun("certify", "--dir", os.path.dirname(keyfile), "--email",
+                          "alice@example.test", "--pubkey", pubfile)
+    c.eq("certify the demo user's key: exit 0", rc, 0)
+    certfile = vephelp.write(os.path.join(tmp, "user.cert"), cert.strip())
+
+    def assertion_for(aud):
+        rc, out, err = ktrun("sign-assertion", "--key", ukey, "--audience", aud,
+                             "--cert", certfile)
+        return out.strip()
+
+    for aud, host in [("http://evil.example", "evil.example"),
+                      ("http://evil.example:%d" % rp_port, "evil.example:%d" % rp_port),
+                      ("http://127.0.0.1:%d" % a.port, "127.0.0.1:%d" % a.port),
+                      ("http://localhost:%d" % rp_port, "localhost:%d" % rp_port)]:
+        st, body = rp_verify(a, rp_port, assertion_for(aud), host)
+        c.check("demo website: an assertion for %s with Host: %s is refused" % (aud, host),
+                st == 401 and "audience" in body.get("error", ""), repr((st, body)))
+    good = assertion_for(rp)
+    st, body = rp_verify(a, rp_port, good, "127.0.0.1:%d" % rp_port)
+    c.eq("demo website: an assertion for its own origin is accepted", (st, body.get("email"),
+         body.get("audience")), (200, "alice@example.test", rp))
+    st, body = rp_verify(a, rp_port, good, "evil.example")
+    c.eq("demo website: ... whatever the Host header says", (st, body.get("audience")),
+         (200, rp))
+    # embed_origins of the demo: its website at the default address, and
+    # the log says what to set when the website is elsewhere (port 0 here).
+    r = a.get("/embed")
+    c.check("demo: /embed may be framed by the demo website's default origin only",
+            (r.header("Content-Security-Policy") or "").endswith(
+                "frame-ancestors http://127.0.0.1:8081"), r.header("Content-Security-Policy"))
+    c.check("demo: the log says which embed_origins the demo webmail needs",
+            "--set embed_origins=%s" % rp in a.stderr(), a.stderr())
+    c.eq("stop: exit 0", a.stop(), 0)
+
+# embed_origins: exactly the list, none when empty; https:// or loopback
+# http:// only, without a path.
+a = vephelp.Authority(["--demo", "--state", state, "--listen", "127.0.0.1:0", "--set",
+                       "embed_origins=https://Mail.Example.com:443, https://webmail.example.net:8443"],
+                      tmp=tmp)
+r = a.get("/embed")
+want = "https://mail.example.com https://webmail.example.net:8443"
+c.check("embed_origins: frame-ancestors is exactly the list, canonical",
+        (r.header("Content-Security-Policy") or "").endswith("frame-ancestors " + want),
+        r.header("Content-Security-Policy"))
+c.check("embed_origins: the page is told the same list",
+        ('<meta name="vep-embed-origins" content="%s">' % want).encode() in r.body, r.body)
+c.eq("embed_origins: no X-Frame-Options when framing is allowed", r.header("X-Frame-Options"),
+     None)
+r = a.get("/sign-in/provision")
+c.check("shim_origin unset by default: the legacy provisioning page is off and says so",
+        r.status == 404 and b"shim_origin is not configured" in r.body, repr((r.status, r.body)))
+r = a.get("/sign-in/authenticate")
+c.check("shim_origin unset: the authentication page loads no shim",
+        r.status == 200 and b"_api.js" not in r.body and
+        "persona" not in (r.header("Content-Security-Policy") or ""), r.body)
+c.eq("stop: exit 0", a.stop(), 0)
+
+a = vephelp.Authority(["--demo", "--state", state, "--listen", "127.0.0.1:0", "--set",
+                       "embed_origins="], tmp=tmp)
+r = a.get("/embed")
+c.check("embed_origins empty: nobody may frame /embed",
+        (r.header("Content-Security-Policy") or "").endswith("frame-ancestors 'none'") and
+        r.header("X-Frame-Options") == "DENY", r.headers)
+c.check("embed_origins empty: the page is told no origin",
+        b'<meta name="vep-embed-origins" content="">' in r.body, r.body)
+c.eq("stop: exit 0", a.stop(), 0)
+
+for value, ok in [("https://mail.example.com", True),
+                  ("http://127.0.0.1:8081 http://[::1]:8081 http://localhost:8081", True),
+                  ("http://mail.example.com", False),
+                  ("http://10.0.0.5:8081", False),
+                  ("https://mail.example.com/", False),
+                  ("https://mail.example.com/inbox", False),
+                  ("https://*.example.com", False),
+                  ("https://user@mail.example.com", False),
+                  ("mail.example.com", False),
+                  ("https://mail.example.com https://MAIL.example.com:443", False),
+                  (" ".join("https://m%d.example.com" % i for i in range(17)), False)]:
+    rc, out, err = vephelp.run(["--demo", "--state", state, "--check", "--set",
+                                "embed_origins=" + value])
+    c.check("embed_origins=%.60s: %s" % (value, "accepted" if ok else "refused"),
+            (rc == 0) if ok else (rc == 2 and "embed_origins" in err), err)
+rc, out, err = vephelp.run(["--demo", "--state", state, "--check", "--set",
+                            "embed_origins=http://mail.example.com"])
+c.check("embed_origins: an http:// webmail on the network is refused, saying https://",
+        "https://" in err and "loopback" in err, err)
+rc, out, err = vephelp.run(["--list-keys"])
+c.check("--list-keys: shim_origin has no default, embed_origins neither",
+        re.search(r"^shim_origin\tglobal\t\(none\)\t", out, re.M) and
+        re.search(r"^embed_origins\tglobal\t\(none\)\t", out, re.M), out)
 sys.exit(c.finish())
