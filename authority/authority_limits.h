@@ -78,6 +78,8 @@
 #define LIMIT_THROTTLE_WINDOW_S_MAX 86400 /* DB_THROTTLE_WINDOW_MAX_S */
 #define LIMIT_THROTTLE_KNOWN_S_MAX (365L * 24 * 3600) /* DB_THROTTLE_KNOWN_MAX_S */
 #define LIMIT_ACCOUNT_SUFFIX_BYTES 64
+#define LIMIT_EMBED_ORIGINS 16            /* origins in embed_origins */
+#define LIMIT_EMBED_ORIGINS_BYTES 1024    /* their canonical list, spaces included */
 #define LIMIT_DB_MAX_MIB 1048576          /* 1 TiB */
 #define LIMIT_WORKERS_MAX 256
 

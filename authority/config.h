@@ -53,7 +53,9 @@ struct config {
 	long max_connections_per_addr; /* open connections per client address (IPv6: /64); 0 = no cap */
 	long workers;               /* event loops; 0 = one per online CPU */
 	long log_level;             /* enum log_level */
-	char *shim_origin;          /* origin of the legacy user agent's shim scripts */
+	char *shim_origin;          /* origin of the legacy user agent's shim scripts, or NULL */
+	char *embed_origins;        /* origins that may frame /embed, canonical ("https://a
+	                             * https://b:8443", one space between), or NULL: none */
 	long db_max_mib;            /* database file cap in MiB; 0 = none */
 	char *pam_service;          /* PAM service name */
 	char *tls_cert;             /* PEM chain for native HTTPS, or NULL (plain HTTP) */
