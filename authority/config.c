@@ -48,6 +48,7 @@ static int set_case(const struct config_key *, void *, const char *, const char 
 static int set_name(const struct config_key *, void *, const char *, const char *, char *, size_t);
 static int set_suffix(const struct config_key *, void *, const char *, const char *, char *, size_t);
 static int set_proxies(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_origins(const struct config_key *, void *, const char *, const char *, char *, size_t);
 
 #define G(m) offsetof(struct config, m)
 #define D(m) offsetof(struct config_domain, m)
@@ -96,10 +97,13 @@ static const struct config_key config_keys[] = {
 	  "event loops serving requests, each in its own thread; 0 = one per online CPU" },
 	{ "log_level", SCOPE_GLOBAL, set_loglevel, "info", 0, 0, G(log_level), 0,
 	  "least severe messages logged to stderr: error, warn, info or debug" },
-	{ "shim_origin", SCOPE_GLOBAL, set_url, "https://login.persona.org", 0, 0, G(shim_origin), 0,
+	{ "shim_origin", SCOPE_GLOBAL, set_url, NULL, 0, 0, G(shim_origin), 0,
 	  "origin the legacy BrowserID pages load the user agent's shim from "
 	  "(provisioning_api.js, authentication_api.js); the provisioning page may be framed "
-	  "by it" },
+	  "by it; unset = the legacy provisioning page is off" },
+	{ "embed_origins", SCOPE_GLOBAL, set_origins, NULL, 0, 0, G(embed_origins), 0,
+	  "origins (https://HOST[:PORT], separated by spaces or commas; http:// only for a "
+	  "loopback host) of webmails that may frame /embed and hand it a password; unset = none" },
 	{ "db_max_mib", SCOPE_GLOBAL, set_int, "0", 0, LIMIT_DB_MAX_MIB, G(db_max_mib), 0,
 	  "largest size of the database file in MiB; writes beyond it fail as on a full disk "
 	  "(sign-in and issuance answer 503); 0 = no cap" },
@@ -110,7 +114,8 @@ static const struct config_key config_keys[] = {
 	  LIMIT_PAM_TIMEOUT_S_MAX, G(pam_timeout_s), 0,
 	  "seconds one PAM attempt may take; then its worker is killed and the client gets 503" },
 	{ "pam_workers", SCOPE_GLOBAL, set_int, "16", 1, LIMIT_PAM_WORKERS_MAX, G(pam_workers), 0,
-	  "PAM attempts running at once; more wait, and beyond 4 per worker get 503" },
+	  "PAM attempts running at once (each event loop runs its share); more wait their turn, "
+	  "and beyond 4 waiting per worker get 503 at once" },
 	{ "pam_user_case", SCOPE_GLOBAL, set_case, "sensitive", 0, 0,
 	  G(pam_user_case_insensitive), 0,
 	  "sensitive or insensitive: whether the PAM backend treats user names that differ "
@@ -404,6 +409,176 @@ set_proxies(const struct config_key *k, void *field, const char *text, const cha
 	return VEP_OK;
 }
 
+/* A host name browsers put in an origin as is: ASCII labels of 1-63
+ * letters, digits and '-' (not at either end), at most 253 bytes, and a
+ * last label that is not all digits (the browser would read "10.1" as an
+ * IPv4 address and write it otherwise). */
+static int
+origin_hostname_ok(const char *h, size_t n)
+{
+	size_t i, label = 0, start = 0;
+	int digits = 1;
+
+	if (n == 0 || n > VEP_DOMAIN_MAX)
+		return 0;
+	for (i = 0; i <= n; i++) {
+		if (i == n || h[i] == '.') {
+			label = i - start;
+			if (label == 0 || label > 63 || h[start] == '-' || h[i - 1] == '-')
+				return 0;
+			if (i < n) {
+				start = i + 1;
+				digits = 1;
+			}
+			continue;
+		}
+		if (!isalnum((unsigned char)h[i]) && h[i] != '-')
+			return 0;
+		if (!isdigit((unsigned char)h[i]))
+			digits = 0;
+	}
+	return !digits;
+}
+
+/* One origin of embed_origins, s[0..n), written canonically (lowercase,
+ * IP addresses as browsers serialise them, the scheme's default port
+ * dropped) to out: exactly what a browser reports as event.origin and
+ * matches in frame-ancestors. https://HOST[:PORT] only; http:// only for a
+ * loopback host, which browsers treat as a secure context and no network
+ * attacker can stand in for (the webmail hands /embed a password). */
+static int
+origin_canonical(const char *s, size_t n, char *out, size_t outlen, char *why, size_t whylen)
+{
+	char host[VEP_DOMAIN_MAX + 1], addr[INET6_ADDRSTRLEN];
+	unsigned char bin[sizeof(struct in6_addr)];
+	const char *h, *hend, *end = s + n;
+	unsigned long port = 0;
+	size_t i, hlen;
+	int https, v4 = 0, loopback;
+
+	if (n > 8 && strncasecmp(s, "https://", 8) == 0) {
+		https = 1;
+		h = s + 8;
+	} else if (n > 7 && strncasecmp(s, "http://", 7) == 0) {
+		https = 0;
+		h = s + 7;
+	} else {
+		whyf(why, whylen, "'%.*s' must be https://HOST[:PORT]", (int)(n > 80 ? 80 : n), s);
+		return VEP_ERR_INVALID;
+	}
+	if (h < end && *h == '[') {
+		hend = memchr(h, ']', (size_t)(end - h));
+		if (hend == NULL)
+			goto bad;
+		hlen = (size_t)(hend - h - 1);
+		if (hlen == 0 || hlen >= sizeof(addr))
+			goto bad;
+		memcpy(addr, h + 1, hlen);
+		addr[hlen] = '\0';
+		if (inet_pton(AF_INET6, addr, bin) != 1 ||
+		    inet_ntop(AF_INET6, bin, addr, sizeof(addr)) == NULL)
+			goto bad;
+		snprintf(host, sizeof(host), "[%s]", addr);
+		hend++;
+	} else {
+		for (hend = h; hend < end && *hend != ':'; hend++)
+			;
+		hlen = (size_t)(hend - h);
+		if (hlen == 0 || hlen >= sizeof(host))
+			goto bad;
+		for (i = 0; i < hlen; i++)
+			host[i] = (char)tolower((unsigned char)h[i]);
+		host[hlen] = '\0';
+		if (strspn(host, "0123456789.") == hlen) {
+			if (inet_pton(AF_INET, host, bin) != 1 ||
+			    inet_ntop(AF_INET, bin, addr, sizeof(addr)) == NULL ||
+			    strcmp(addr, host) != 0)
+				goto bad;
+			v4 = 1;
+		} else if (!origin_hostname_ok(host, hlen)) {
+			goto bad;
+		}
+	}
+	if (hend < end) {
+		char *pend;
+		if (*hend != ':' || end - hend < 2 || end - hend > 6 ||
+		    !isdigit((unsigned char)hend[1]) || hend[1] == '0')
+			goto bad;
+		for (i = 1; i < (size_t)(end - hend); i++)
+			if (!isdigit((unsigned char)hend[i]))
+				goto bad;
+		port = strtoul(hend + 1, &pend, 10);
+		if (port == 0 || port > 65535)
+			goto bad;
+	}
+	loopback = strcmp(host, "localhost") == 0 || strcmp(host, "[::1]") == 0 ||
+	    (v4 && strncmp(host, "127.", 4) == 0);
+	if (!https && !loopback) {
+		whyf(why, whylen, "'%.*s': http:// only for a loopback host (127.0.0.1, [::1], "
+		    "localhost); a webmail on the network must use https://",
+		    (int)(n > 80 ? 80 : n), s);
+		return VEP_ERR_INVALID;
+	}
+	if (port == (https ? 443UL : 80UL))
+		port = 0;
+	if (port != 0)
+		i = (size_t)snprintf(out, outlen, "%s://%s:%lu", https ? "https" : "http", host, port);
+	else
+		i = (size_t)snprintf(out, outlen, "%s://%s", https ? "https" : "http", host);
+	if (i >= outlen)
+		goto bad;
+	return VEP_OK;
+bad:
+	whyf(why, whylen, "'%.*s' must be https://HOST[:PORT]: a host name or IP address, an "
+	    "optional port, no path", (int)(n > 80 ? 80 : n), s);
+	return VEP_ERR_INVALID;
+}
+
+/* A list of origins separated by spaces or commas, stored canonically with
+ * one space between (config.h); empty text means none. */
+static int
+set_origins(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	char list[LIMIT_EMBED_ORIGINS_BYTES + 1], one[VEP_DOMAIN_MAX + 32], **dst = field, *p;
+	const char *s = text, *sep = " ,\t";
+	size_t used = 0, count = 0, n;
+	int rc;
+
+	(void)k;
+	(void)base_dir;
+	list[0] = '\0';
+	for (s += strspn(s, sep); *s != '\0'; s += strspn(s, sep)) {
+		n = strcspn(s, sep);
+		if ((rc = origin_canonical(s, n, one, sizeof(one), why, whylen)) != 0)
+			return rc;
+		s += n;
+		if (++count > LIMIT_EMBED_ORIGINS) {
+			whyf(why, whylen, "more than %d origins", LIMIT_EMBED_ORIGINS);
+			return VEP_ERR_INVALID;
+		}
+		for (p = list; (p = strstr(p, one)) != NULL; p += strlen(one)) {
+			char after = p[strlen(one)];
+			if ((p == list || p[-1] == ' ') && (after == '\0' || after == ' ')) {
+				whyf(why, whylen, "'%s' listed twice", one);
+				return VEP_ERR_INVALID;
+			}
+		}
+		if (used + (used > 0) + strlen(one) > LIMIT_EMBED_ORIGINS_BYTES) {
+			whyf(why, whylen, "longer than %d bytes", LIMIT_EMBED_ORIGINS_BYTES);
+			return VEP_ERR_INVALID;
+		}
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
+		    used > 0 ? " " : "", one);
+	}
+	if (used == 0) {
+		free(*dst);
+		*dst = NULL;
+		return VEP_OK;
+	}
+	return store_text(field, list, why, whylen);
+}
+
 /* Printable ASCII without spaces, '/' or ':' (the result is a user name
  * handed to PAM and NSS). */
 static int
@@ -483,6 +658,7 @@ config_free(struct config *cfg)
 	free(cfg->state_dir);
 	free(cfg->pam_service);
 	free(cfg->shim_origin);
+	free(cfg->embed_origins);
 	free(cfg->tls_cert);
 	free(cfg->tls_key);
 	free(cfg->user);
