@@ -113,6 +113,18 @@ function watch(page, log) {
 }
 
 /* Saves the page at 375 and 1280 px wide (full page), then restores 1280. */
+/* Clicks a button whose handler closes the page at once (window.close()
+ * inside the click): Playwright's click would still be waiting on the page
+ * when it goes ("Target page, context or browser has been closed"). The
+ * click is dispatched from a task of the page's own, so the evaluation has
+ * returned before the page closes; then waits for the close. */
+async function clickClosing(page, selector) {
+  await page.waitForSelector(selector, { state: 'visible' });
+  const closed = page.waitForEvent('close');
+  await page.$eval(selector, (b) => { setTimeout(() => b.click(), 0); });
+  await closed;
+}
+
 async function shots(page, name) {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   for (const w of WIDTHS) {
@@ -130,4 +142,5 @@ async function fitsNarrow(page) {
   return ok;
 }
 
-module.exports = { startDemo, stopDemo, launch, watch, shots, fitsNarrow, interop, ARTIFACTS };
+module.exports = { startDemo, stopDemo, launch, watch, shots, fitsNarrow, interop, clickClosing,
+  ARTIFACTS };

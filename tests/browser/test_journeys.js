@@ -154,7 +154,7 @@ async function rpJourney(t, ctx, label, opts) {
     `${label}: the popup names the website asking (${c.rpOrigin})`);
   if (opts.shots) await c.shots(popup, 'share-confirm');
   if (opts.cancel) {
-    await popup.click('#cancel');
+    await c.clickClosing(popup, '#cancel');
     await rp.waitForFunction(() => document.getElementById('error').textContent !== '');
     t.check(await rp.textContent('#error') === 'Sign-in was cancelled.', `${label}: cancel reported to the site`);
     await rp.close();
