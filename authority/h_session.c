@@ -47,6 +47,9 @@ static const char login_failed[] = "wrong address or password";
 #define LOGIN_STAND_IN_USER "vep-refused-name"
 /* Random bytes of the stand-in's password (sent as hex). */
 #define LOGIN_STAND_IN_PW_BYTES 16
+/* Busy timeouts (DB_BUSY_TIMEOUT_MS_DEFAULT each) a sign-in's reservation
+ * may wait for the database's write lock before the answer is 503. */
+#define LOGIN_RESERVE_TRIES 3
 
 struct login {
 	struct login *next, **prevp;   /* in loop->logins */
@@ -421,14 +424,21 @@ reply_throttled(struct req *r, int64_t retry_s)
 	json_decref(o);
 }
 
-/* In the writer thread: count the attempt, or refuse it, in one step. */
+/* In the writer thread: count the attempt, or refuse it, in one step.
+ * Every loop's writer takes the same write lock, one fsync'd commit each:
+ * through a burst another writer may hold it past one busy timeout. A
+ * sign-in, answered after a second or more anyway, waits up to
+ * LOGIN_RESERVE_TRIES of them rather than fail for someone else's write. */
 static int
 write_reserve(struct db *db, void *arg)
 {
 	struct login *l = arg;
+	int i, rc = DB_ERR_BUSY;
 
-	return db_throttle_reserve(db, l->key_account, l->key_addr, l->now, &l->limits,
-	    &l->ticket, &l->retry_after_s);
+	for (i = 0; i < LOGIN_RESERVE_TRIES && rc == DB_ERR_BUSY; i++)
+		rc = db_throttle_reserve(db, l->key_account, l->key_addr, l->now, &l->limits,
+		    &l->ticket, &l->retry_after_s);
+	return rc;
 }
 
 /* Back in the loop: on to PAM once counted. */

@@ -16,6 +16,8 @@ and a real PAM stack (pam_wrapper + pam_matrix, see signin.py):
 Client addresses other than 127.0.0.1 come through X-Forwarded-For from a
 trusted proxy (127.0.0.1), the way they do behind nginx.
 """
+import os
+import sqlite3
 import sys
 import threading
 import time
@@ -58,6 +60,15 @@ def burst(jobs):
 
 def statuses(rs):
     return sorted(getattr(r, "status", repr(r)) for r in rs)
+
+
+def explain(auth, what, ok):
+    """When a check about answers fails, the server's warnings and errors
+    say why (a 503's cause is only in the log)."""
+    if not ok:
+        for line in auth.stderr().splitlines():
+            if " warn " in line or " error " in line or "PWRAP_ERROR" in line:
+                print("  server (%s): %s" % (what, line[:300]))
 
 
 def check_bursts():
@@ -115,6 +126,7 @@ def check_no_lockout():
         rs = burst([(lambda i=i: login_from(auth, "203.0.113.%d" % i, "alice@example.test",
                                             "guess%d" % i)) for i in range(20)])
         C.eq("lockout: 20 guesses from 20 addresses each get 401", statuses(rs), [401] * 20)
+        explain(auth, "lockout", statuses(rs) == [401] * 20)
         r = login_from(auth, "203.0.113.200", "alice@example.test", "guess")
         C.eq("lockout: a 21st address is refused (account-wide limit)", r.status, 429)
         r = login_from(auth, home, "alice@example.test", "wonderland")
@@ -185,6 +197,43 @@ def check_failed_signin_keeps_session():
         C.eq("session: clean exit", auth.stop(), 0)
 
 
+def check_locked_database():
+    """The reservation waits out another writer's lock for up to three busy
+    timeouts (about 3 s); longer, and the sign-in is a 503 with
+    Retry-After, never an uncounted attempt at PAM."""
+    w = signin.World()
+    auth = w.start()
+    try:
+        db = sqlite3.connect(os.path.join(w.state, "authority.db"), timeout=5,
+                             check_same_thread=False)
+        db.execute("BEGIN EXCLUSIVE")
+        release = threading.Timer(1.5, db.rollback)
+        release.start()
+        t = time.monotonic()
+        r = signin.Client(auth).login("alice@example.test", "wonderland")
+        release.join()
+        C.eq("locked 1.5 s: the sign-in waits and succeeds", r.status, 200)
+        C.check("locked 1.5 s: answered once the lock went", 1.4 <= time.monotonic() - t < 4,
+                "%.2f s" % (time.monotonic() - t))
+        before = len(w.attempts())
+        db.execute("BEGIN EXCLUSIVE")
+        try:
+            t = time.monotonic()
+            r = signin.Client(auth).login("alice@example.test", "wonderland")
+            dt = time.monotonic() - t
+        finally:
+            db.rollback()
+            db.close()
+        C.eq("locked longer: 503", r.status, 503)
+        C.check("locked longer: Retry-After", r.header("Retry-After") is not None)
+        C.check("locked longer: after about three busy timeouts", 2.5 <= dt < 6, "%.2f s" % dt)
+        C.eq("locked longer: PAM never asked", len(w.attempts()), before)
+        C.eq("lock gone: signs in again",
+             signin.Client(auth).login("alice@example.test", "wonderland").status, 200)
+    finally:
+        C.eq("locked: clean exit", auth.stop(), 0)
+
+
 def check_refused_timing():
     """With pam_faildelay asking for 2 s, PAM-checked failures wait
     1 s + jitter + about 2 s; root, refused before PAM, must wait alike."""
@@ -224,6 +273,7 @@ def main():
     check_no_lockout()
     check_ipv6_and_case()
     check_failed_signin_keeps_session()
+    check_locked_database()
     check_refused_timing()
     return C.finish()
 

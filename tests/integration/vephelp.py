@@ -266,9 +266,14 @@ def sanitizer_report(text):
     marks = ("runtime error:", "AddressSanitizer", "LeakSanitizer", "UndefinedBehaviorSanitizer")
     memcheck = re.compile(r"^==\d+== (Invalid |Conditional jump|Use of uninitialised|Syscall param|"
                           r"Mismatched free|.*definitely lost in|Source and destination overlap)")
+    # Stack frames ("    #3 0x... in f file.c:12") come along, so that a
+    # report in CI says where, not only that.
+    frame = re.compile(r"^\s+#\d+ 0x|^(Direct|Indirect) leak of ")
     lines = [ln for ln in text.splitlines()
-             if any(m in ln for m in marks) or memcheck.match(ln)]
-    return "\n".join(lines[:20])
+             if any(m in ln for m in marks) or memcheck.match(ln) or frame.match(ln)]
+    if not any(any(m in ln for m in marks) or memcheck.match(ln) for ln in lines):
+        return ""
+    return "\n".join(lines[:80])
 
 
 def demo_keydir(tmp, name="demo"):
