@@ -27,20 +27,20 @@
 #include <event2/thread.h>
 #include <jansson.h>
 
-#include "authority.h"
-#include "config.h"
-#include "demo.h"
-#include "domain.h"
+#include "server/shared.h"
+#include "core/config.h"
+#include "demo/demo.h"
+#include "core/domain.h"
 #include "err.h"
-#include "keeper.h"
-#include "log.h"
-#include "privdrop.h"
-#include "pam_client.h"
-#include "router.h"
+#include "keyproc/keeper.h"
+#include "core/log.h"
+#include "core/privdrop.h"
+#include "auth/pam_client.h"
+#include "api/router.h"
 #include "secmem.h"
-#include "server.h"
-#include "loop.h"
-#include "faildelay.h"
+#include "edge/listener.h"
+#include "server/loop.h"
+#include "auth/faildelay.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_CONFIG 2

@@ -3,7 +3,7 @@
  * issued certificates) from the authority's database, as text for a person
  * or as JSON Lines (one object per row) for a program.
  *
- * It opens the database read-only through db.h and must never write it,
+ * It opens the database read-only through store/db.h and must never write it,
  * migrate it or create files in the state directory (the authority may run
  * as another user). Stored strings came from the network (typed account
  * names): control characters are never written to a terminal as they are.
@@ -18,8 +18,8 @@
 #include <jansson.h>
 
 #include "cmd_audit.h"
-#include "db.h"
-#include "db_audit.h"
+#include "store/db.h"
+#include "store/audit.h"
 #include "err.h"
 
 #define CMD_AUDIT_EXIT_OK 0

@@ -35,7 +35,7 @@ CREATE TABLE throttle (
 -- Pruning walks expired windows oldest first.
 CREATE INDEX throttle_window_end ON throttle (window_end);
 
--- The audit events, the same table as audit_event_names[] in db_audit.c
+-- The audit events, the same table as audit_event_names[] in store/audit.c
 -- (a unit test checks they agree).
 CREATE TABLE audit_events (
 	id   INTEGER PRIMARY KEY,

@@ -4,7 +4,7 @@
 --         that lets an attacker's guesses from one place never lock the
 --         owner out of another.
 -- kind 4: an address the account signed in from recently: attempts from it
---         are not held to the account-wide limit (db_throttle.h). Its
+--         are not held to the account-wide limit (store/throttle.h). Its
 --         window_end is when that trust lapses; failures is always 1.
 -- SQLite cannot alter a CHECK constraint, so the table is rebuilt; existing
 -- rows (kinds 1 and 2) are kept as they are.

@@ -3,7 +3,7 @@
  *
  * The table is generated at build time by schema/embed.py from the
  * schema/NNNN_name.sql files: entry i has version i + 1 and holds the SQL
- * that moves a database from user_version i to i + 1. Only authority/db.c
+ * that moves a database from user_version i to i + 1. Only authority/store/db.c
  * reads it; nothing may edit a released migration, only add the next one.
  */
 #ifndef VEP_SCHEMA_MIGRATIONS_H

@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "core/config.h"
 #include "fuzz.h"
 
 static struct config *load(int fd, char *err, size_t errlen)

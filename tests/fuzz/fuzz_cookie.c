@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "session.h"
+#include "auth/token.h"
 
 int fuzz_main(const uint8_t *data, size_t len)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "ipc.h"
+#include "ipc/ipc.h"
 
 static void probe_fields(const struct ipc_msg *m)
 {

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "proxy.h"
+#include "edge/proxy.h"
 
 static int
 is_addr(const char *s)

@@ -140,7 +140,7 @@ def check_refusals(auth, w, cl, pub):
             "q": "%x" % ((1 << 159) + 2), "g": "%x" % (1 << 1023)}}, "unsafe key"),
         ("malformed JSON text", {"pubkey": "{\"algorithm\":"}, "key"),
     ]
-    # A prime modulus is refused by the costly check (keycheck.h), every
+    # A prime modulus is refused by the costly check (issuance/keycheck.h), every
     # time: only keys that passed are remembered. As JSON text too.
     prime = {"algorithm": "RS", "n": str(prime_2048()), "e": "65537"}
     cases += [("prime n", {"pubkey": prime}, "unsafe key"),

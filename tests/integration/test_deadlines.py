@@ -1,4 +1,4 @@
-"""Deadlines and caps of authority/conn.c against the real server: a request
+"""Deadlines and caps of authority/edge/conn.c against the real server: a request
 trickling in byte by byte is closed at header_timeout / body_timeout (libevent's
 own timeouts restart with every byte), while 1,000 such connections leave a
 probe unharmed; max_connections answers 503 and closes the ones beyond it,

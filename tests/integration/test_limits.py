@@ -1,4 +1,4 @@
-"""HTTP limits of authority/authority_limits.h, as the real server enforces
+"""HTTP limits of authority/core/fixed_limits.h, as the real server enforces
 them: LIMIT_HEADER_BYTES (400 + close), LIMIT_BODY_BYTES (413 + close),
 LIMIT_URI_BYTES (414), LIMIT_QUERY_PARAMS (400), ambiguous framing (400 +
 close: Transfer-Encoding with Content-Length, duplicates, obsolete line

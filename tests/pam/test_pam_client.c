@@ -1,5 +1,5 @@
 /*
- * test_pam_client.c - pam_client (authority/pam_client.c) in a real libevent
+ * test_pam_client.c - pam_client (authority/auth/pam_client.c) in a real libevent
  * loop against the real vep-pam-helper under pam_wrapper: real libpam, real
  * modules (pam_matrix, pam_exec, pam_deny, pam_faildelay, pam_chatty, and
  * tests/pam/pam_vep_test.so), nss_wrapper for the UID policy.
@@ -24,7 +24,7 @@
 
 #include "harness.h"
 #include "err.h"
-#include "pam_client.h"
+#include "auth/pam_client.h"
 
 #define LIBDIR "/usr/lib/x86_64-linux-gnu"
 #define PAM_WRAPPER_LIB LIBDIR "/libpam_wrapper.so"

@@ -1,5 +1,5 @@
 /*
- * test_account.c - address to PAM user mapping (authority/account.c): the
+ * test_account.c - address to PAM user mapping (authority/auth/account.c): the
  * default rule, the suffix, the alias table (hits, misses, comments, CRLF,
  * errors with their line numbers, permissions, size limits), "root" refused
  * however it is reached, unsafe and oversized names, and a 50,000-entry
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "account.h"
+#include "auth/account.h"
 #include "err.h"
 
 _Static_assert(ACCOUNT_USER_MAX == PAMP_USER_MAX_BYTES,

@@ -1,14 +1,14 @@
-/* test_authority_config.c - authority/config.c: the listen parser, defaults,
+/* test_authority_config.c - authority/core/config.c: the listen parser, defaults,
  * loading and messages (the CLI side is in tests/integration/test_config.py). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "core/config.h"
 #include "err.h"
 #include "harness.h"
-#include "authority_limits.h"
+#include "core/fixed_limits.h"
 
 static void
 test_listen(void)

@@ -1,7 +1,7 @@
-/* test_authority_etag.c - authority/etag.c: tags and If-None-Match matching. */
+/* test_authority_etag.c - authority/edge/etag.c: tags and If-None-Match matching. */
 #include <string.h>
 
-#include "etag.h"
+#include "edge/etag.h"
 #include "harness.h"
 
 static void

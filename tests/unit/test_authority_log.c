@@ -1,11 +1,11 @@
-/* test_authority_log.c - authority/log.c: levels and escaping of untrusted text. */
+/* test_authority_log.c - authority/core/log.c: levels and escaping of untrusted text. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
-#include "authority_limits.h"
-#include "log.h"
+#include "core/fixed_limits.h"
+#include "core/log.h"
 
 static void
 test_escape_controls(void)

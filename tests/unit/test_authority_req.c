@@ -1,4 +1,4 @@
-/* test_authority_req.c - authority/req.c: request-target decoding, the
+/* test_authority_req.c - authority/edge/req.c: request-target decoding, the
  * error table, the raw request scanner and the raw answers (no network:
  * struct req is filled by hand, the scanner fed bytes). */
 #include <stdio.h>
@@ -7,8 +7,8 @@
 
 #include "err.h"
 #include "harness.h"
-#include "authority_limits.h"
-#include "req.h"
+#include "core/fixed_limits.h"
+#include "edge/req.h"
 
 static void
 clear(struct req *r)

@@ -1,11 +1,11 @@
-/* test_authority_session.c - authority/session.c: tokens, the CSRF token's
+/* test_authority_session.c - authority/auth/token.c: tokens, the CSRF token's
  * derivation, the Cookie header parser and Set-Cookie values. */
 #include <string.h>
 
 #include "digest.h"
 #include "err.h"
 #include "harness.h"
-#include "session.h"
+#include "auth/token.h"
 
 static void
 test_new_tokens(void)

@@ -11,8 +11,8 @@
 #include <jansson.h>
 
 #include "cmd_audit.h"
-#include "db.h"
-#include "db_audit.h"
+#include "store/db.h"
+#include "store/audit.h"
 #include "db_testutil.h"
 #include "harness.h"
 

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 
-#include "db.h"
-#include "db_internal.h"
+#include "store/db.h"
+#include "store/internal.h"
 #include "db_testutil.h"
 #include "harness.h"
 

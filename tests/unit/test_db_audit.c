@@ -8,8 +8,8 @@
  */
 #include <sys/time.h>
 
-#include "db.h"
-#include "db_audit.h"
+#include "store/db.h"
+#include "store/audit.h"
 #include "db_testutil.h"
 #include "harness.h"
 

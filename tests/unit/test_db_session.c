@@ -6,8 +6,8 @@
  */
 #include <openssl/evp.h>
 
-#include "db.h"
-#include "db_session.h"
+#include "store/db.h"
+#include "store/sessions.h"
 #include "db_testutil.h"
 #include "harness.h"
 

@@ -10,15 +10,15 @@
 #include <pthread.h>
 #include <time.h>
 
-#include "db.h"
+#include "store/db.h"
 #include "db_testutil.h"
-#include "db_throttle.h"
+#include "store/throttle.h"
 #include "harness.h"
 
 static char *dir;
 static struct db *db;
 
-/* The shipped defaults (config.c's table). */
+/* The shipped defaults (core/config.c's table). */
 static const struct db_throttle_limits defaults = {
 	.pair_max = 5, .account_max = 20, .account_window_s = 900,
 	.addr_max = 20, .addr_window_s = 900, .known_for_s = 30 * 86400,

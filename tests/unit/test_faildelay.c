@@ -1,12 +1,12 @@
 /*
- * test_faildelay.c - the failed-sign-in delay policy (authority/faildelay.c):
+ * test_faildelay.c - the failed-sign-in delay policy (authority/auth/faildelay.c):
  * bounds, per-user stability, PAM's delay added and capped, the remaining
  * time after an attempt's elapsed time, and a fresh secret per instance.
  */
 #include <stdio.h>
 
 #include "harness.h"
-#include "faildelay.h"
+#include "auth/faildelay.h"
 
 static void test_bounds_and_stability(void)
 {

@@ -1,5 +1,5 @@
 /*
- * test_ipc.c - the framing of authority/ipc.c: round trips, partial and
+ * test_ipc.c - the framing of authority/ipc/ipc.c: round trips, partial and
  * back-to-back frames, every size cap on both sides, malformed frames, and
  * that consumed bytes are wiped.
  */
@@ -11,7 +11,7 @@
 
 #include "harness.h"
 #include "err.h"
-#include "ipc.h"
+#include "ipc/ipc.h"
 
 static struct ipc_msg *sample(void)
 {

@@ -1,5 +1,5 @@
 /*
- * test_keeper.c - the key process (authority/keeper*.c, keyring.c) through
+ * test_keeper.c - the key process (authority/keeper*.c, keyproc/keyring.c) through
  * its real fork and channels: the first load's bundle carries public keys
  * and no private part; certificates it signs verify with the published key;
  * it refuses to sign anything but a certificate of the key's own domain
@@ -28,12 +28,12 @@
 #include "harness.h"
 #include "b64url.h"
 #include "cert.h"
-#include "config.h"
+#include "core/config.h"
 #include "err.h"
-#include "keeper.h"
-#include "keeper_proto.h"
+#include "keyproc/keeper.h"
+#include "keyproc/proto.h"
 #include "keydir.h"
-#include "privdrop.h"
+#include "core/privdrop.h"
 #include "util.h"
 
 static char dir[64], conf[128], keys[128];

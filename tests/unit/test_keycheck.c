@@ -11,7 +11,7 @@
 
 #include "err.h"
 #include "harness.h"
-#include "keycheck.h"
+#include "issuance/keycheck.h"
 
 static vep_key *
 rsa_key(const char *n)
@@ -61,7 +61,7 @@ test_remembers_only_passes(void)
 	ASSERT_EQ(keycheck_costly(kc, bad, fpb), VEP_ERR_KEY);
 	/* The good key's fingerprint does not vouch for another key that
 	 * claims it: a fingerprint is what keycheck is given, so the caller
-	 * must compute it from the key (h_cert.c does). Remembered keys stay. */
+	 * must compute it from the key (api/certificate.c does). Remembered keys stay. */
 	ASSERT_EQ(keycheck_costly(kc, good, fpg), 0);
 	/* Arguments. */
 	ASSERT_EQ(keycheck_costly(NULL, good, fpg), VEP_ERR_ARG);

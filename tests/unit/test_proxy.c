@@ -1,5 +1,5 @@
 /*
- * test_proxy.c - trusted proxies and X-Forwarded-For (authority/proxy.c):
+ * test_proxy.c - trusted proxies and X-Forwarded-For (authority/edge/proxy.c):
  * list syntax (addresses, prefixes, separators, errors, the entry cap),
  * matching, and the right-to-left walk: untrusted peers' headers ignored,
  * trusted hops skipped, a garbage entry stopping the walk at the hop that
@@ -11,7 +11,7 @@
 
 #include "harness.h"
 #include "err.h"
-#include "proxy.h"
+#include "edge/proxy.h"
 
 static struct proxy_list *
 list(const char *text)

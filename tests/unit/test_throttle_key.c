@@ -5,7 +5,7 @@
  */
 #include "err.h"
 #include "harness.h"
-#include "throttle_key.h"
+#include "auth/throttle_key.h"
 
 static void
 test_account(void)

@@ -1,0 +1,18 @@
+/*
+ * api/health.h - GET /healthz: whether this process can serve, for load
+ * balancers and monitors.
+ *
+ * 200 {"status":"ok"} when the event loop that answers has its domain keys,
+ * a database connection that answers a read, and a running PAM helper;
+ * else 503 {"status":"unavailable"} (the log says which part failed). Never
+ * cached; no domain, key, account, address or version in the answer: it is
+ * public, and says only yes or no.
+ */
+#ifndef AUTHORITY_API_HEALTH_H
+#define AUTHORITY_API_HEALTH_H
+
+struct req;
+
+void h_health(struct req *r);
+
+#endif

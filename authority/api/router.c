@@ -1,0 +1,368 @@
+/*
+ * api/router.c - the route table and preflight checks.
+ *
+ * Owns which path goes to which handler with which requirements. Must
+ * never answer a request successfully itself: it only rejects (via the
+ * edge/req.c error table) or hands over to a handler.
+ */
+#include "api/router.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "server/shared.h"
+#include "core/config.h"
+#include "core/domain.h"
+#include "email.h"
+#include "store/sessions.h"
+#include "err.h"
+#include "api/certificate.h"
+#include "api/session.h"
+#include "core/log.h"
+#include "server/loop.h"
+#include "core/paths.h"
+#include "api/health.h"
+#include "edge/req.h"
+#include "secmem.h"
+#include "auth/token.h"
+#include "api/pages.h"
+#include "api/discovery.h"
+#include "store/deferred.h"
+
+#define GET_HEAD (REQ_M_GET | REQ_M_HEAD)
+
+/* Every path the authority serves. */
+static const struct route routes[] = {
+	{ PATH_SUPPORT, GET_HEAD, ROUTE_DOMAIN, wellknown_support },
+	{ PATH_PK, GET_HEAD, ROUTE_DOMAIN, wellknown_pk },
+	{ PATH_HOSTMETA, GET_HEAD, ROUTE_DOMAIN, wellknown_hostmeta },
+	{ PATH_HOSTMETA_JSON, GET_HEAD, ROUTE_DOMAIN, wellknown_hostmeta_json },
+	/* WebFinger names its domain in ?resource=, so no ROUTE_DOMAIN. */
+	{ PATH_WEBFINGER, GET_HEAD, 0, wellknown_webfinger },
+	/* The address in the body names the domain. The Origin check and the
+	 * JSON content type (which a cross-site form cannot send, and a
+	 * cross-site fetch cannot without a CORS preflight we never grant)
+	 * keep sign-in itself from being forged. */
+	{ PATH_API_LOGIN, REQ_M_POST, ROUTE_ORIGIN | ROUTE_JSON_BODY, h_login },
+	{ PATH_API_SESSION, GET_HEAD, ROUTE_AUTH, h_session },
+	{ PATH_API_LOGOUT, REQ_M_POST, ROUTE_ORIGIN | ROUTE_AUTH | ROUTE_CSRF, h_logout },
+	{ PATH_API_CERT, REQ_M_POST, ROUTE_ORIGIN | ROUTE_AUTH | ROUTE_CSRF | ROUTE_JSON_BODY,
+	  h_cert },
+	{ PATH_HEALTH, GET_HEAD, 0, h_health },
+};
+
+#define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+/* Every other path is a file of www/ or nothing (api/pages.c decides). */
+static const struct route static_route = { "(www)", GET_HEAD, ROUTE_DOMAIN, static_serve };
+
+/* A check returns REQ_ERR_COUNT to pass, else the error to answer with. */
+typedef enum req_error (*preflight_check)(struct req *r);
+
+static enum req_error check_domain(struct req *r);
+static enum req_error check_origin(struct req *r);
+static enum req_error check_auth(struct req *r);
+static enum req_error check_csrf(struct req *r);
+static enum req_error check_json(struct req *r);
+
+/* One row per route flag, run in this order. */
+static const struct {
+	unsigned flag;
+	preflight_check check;
+} preflights[] = {
+	{ ROUTE_DOMAIN, check_domain },
+	{ ROUTE_ORIGIN, check_origin },
+	{ ROUTE_AUTH, check_auth },
+	{ ROUTE_CSRF, check_csrf },
+	{ ROUTE_JSON_BODY, check_json },
+};
+
+#define NPREFLIGHTS (sizeof(preflights) / sizeof(preflights[0]))
+
+static enum req_error
+check_domain(struct req *r)
+{
+	struct domain_set *set = authority_domains(r->a);
+	char host[300], hostport[300], *name = NULL;
+	const char *dp;
+	int local, rc;
+	enum req_error e = REQ_ERR_COUNT;
+
+	if (req_param_count(r, "domain") > 1)
+		return REQ_ERR_BAD_TARGET; /* which one would a verifier mean? */
+	if ((dp = req_param(r, "domain")) != NULL) {
+		if (strlen(dp) > VEP_DOMAIN_MAX || !vep_domain_valid(dp))
+			return REQ_ERR_BAD_DOMAIN;
+		if ((name = strdup(dp)) == NULL)
+			return REQ_ERR_INTERNAL;
+		vep_domain_lower(name);
+		r->domain = domain_set_find(set, name);
+		if (r->domain == NULL)
+			e = REQ_ERR_UNKNOWN_DOMAIN;
+		free(name);
+		return e;
+	}
+	rc = req_host(r, host, hostport, sizeof(host), &local);
+	if (rc < 0)
+		return REQ_ERR_BAD_HOST;
+	/* No Host (HTTP/1.0), or an address rather than a name: the server
+	 * is being reached directly (the demo at http://127.0.0.1:PORT), so
+	 * the first configured domain is meant. */
+	if (rc == 1 || local) {
+		r->domain = &set->v[0];
+		return REQ_ERR_COUNT;
+	}
+	r->domain = domain_set_find(set, host);
+	return r->domain != NULL ? REQ_ERR_COUNT : REQ_ERR_UNKNOWN_DOMAIN;
+}
+
+/* 1 when a and b (text, without brackets) are the same IP address. */
+static int
+same_ip(const char *a, const char *b)
+{
+	unsigned char x[sizeof(struct in6_addr)], y[sizeof(struct in6_addr)];
+	int fam = strchr(a, ':') != NULL ? AF_INET6 : AF_INET;
+
+	if ((strchr(b, ':') != NULL) != (fam == AF_INET6))
+		return 0;
+	return inet_pton(fam, a, x) == 1 && inet_pton(fam, b, y) == 1 &&
+	    memcmp(x, y, fam == AF_INET6 ? sizeof(struct in6_addr) : sizeof(struct in_addr)) == 0;
+}
+
+/* The host of url ("scheme://host[:port]", IPv6 in brackets) into out
+ * (outlen bytes), lowercase, without brackets. Returns 0 or -1. */
+static int
+url_host(const char *url, char *out, size_t outlen)
+{
+	const char *h = strstr(url, "://"), *e;
+	size_t n, i;
+
+	if (h == NULL)
+		return -1;
+	h += 3;
+	if (*h == '[')
+		e = strchr(++h, ']');
+	else
+		e = h + strcspn(h, ":/");
+	if (e == NULL || (n = (size_t)(e - h)) == 0 || n >= outlen)
+		return -1;
+	for (i = 0; i < n; i++)
+		out[i] = (char)tolower((unsigned char)h[i]);
+	out[n] = '\0';
+	return 0;
+}
+
+/* Where the listener is bound, as far as Host goes. */
+enum listen_kind {
+	LISTEN_ONE,       /* one address: only it, as an IP literal */
+	LISTEN_LOOPBACK,  /* a loopback address: it, and "localhost" */
+	LISTEN_ANY,       /* 0.0.0.0 or [::]: any IP literal, and "localhost" */
+};
+
+static enum listen_kind
+listen_kind(const char *addr)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	if (inet_pton(AF_INET6, addr, &a6) == 1)
+		return IN6_IS_ADDR_UNSPECIFIED(&a6) ? LISTEN_ANY :
+		    IN6_IS_ADDR_LOOPBACK(&a6) ? LISTEN_LOOPBACK : LISTEN_ONE;
+	if (inet_pton(AF_INET, addr, &a4) != 1)
+		return LISTEN_ONE;
+	if (ntohl(a4.s_addr) == INADDR_ANY)
+		return LISTEN_ANY;
+	return (ntohl(a4.s_addr) >> 24) == 127 ? LISTEN_LOOPBACK : LISTEN_ONE;
+}
+
+/* Every request: the Host must name this server. A served domain or a
+ * public_url host (what a reverse proxy passes on); an IP literal or
+ * "localhost" only as the listen address reaches us directly. Anything
+ * else is refused, so no unknown Host is reflected into documents caches
+ * keep (host-meta, WebFinger), and a DNS-rebinding page, whose requests
+ * carry its own name, finds nothing to talk to. */
+static enum req_error
+check_host(struct req *r)
+{
+	const struct config *cfg = authority_cfg(r->a);
+	char host[300], hostport[300], uhost[300], lhost[INET6_ADDRSTRLEN];
+	enum listen_kind kind;
+	unsigned lport;
+	int local, rc;
+	size_t i;
+
+	rc = req_host(r, host, hostport, sizeof(host), &local);
+	if (rc == 1)
+		return REQ_ERR_COUNT; /* HTTP/1.0 (edge/conn.c refuses HTTP/1.1 without one) */
+	if (rc < 0)
+		return REQ_ERR_BAD_HOST;
+	for (i = 0; i < cfg->ndomains; i++) {
+		if (strcmp(cfg->domains[i].name, host) == 0)
+			return REQ_ERR_COUNT;
+		if (cfg->domains[i].public_url != NULL &&
+		    url_host(cfg->domains[i].public_url, uhost, sizeof(uhost)) == 0 &&
+		    (strcmp(uhost, host) == 0 || same_ip(uhost, host)))
+			return REQ_ERR_COUNT;
+	}
+	/* The listen address is a restart-only key: the start's. */
+	if (!local || config_parse_listen(r->a->cfg->listen, lhost, sizeof(lhost), &lport) != 0)
+		return REQ_ERR_MISDIRECTED;
+	kind = listen_kind(lhost);
+	if (strcmp(host, "localhost") == 0)
+		return kind != LISTEN_ONE ? REQ_ERR_COUNT : REQ_ERR_MISDIRECTED;
+	return kind == LISTEN_ANY || same_ip(lhost, host) ? REQ_ERR_COUNT : REQ_ERR_MISDIRECTED;
+}
+
+/* 1 when origin ("scheme://host[:port]", no path) names this server: a
+ * configured public_url, or the request's own Host over http or https (a
+ * TLS-terminating proxy hides which one the browser used). */
+static int
+origin_ours(struct req *r, const char *origin)
+{
+	const struct config *cfg = authority_cfg(r->a);
+	char host[300], hostport[300];
+	const char *h;
+	int local;
+	size_t i;
+
+	for (i = 0; i < cfg->ndomains; i++)
+		if (cfg->domains[i].public_url != NULL &&
+		    strcasecmp(cfg->domains[i].public_url, origin) == 0)
+			return 1;
+	if (strncasecmp(origin, "https://", 8) == 0)
+		h = origin + 8;
+	else if (strncasecmp(origin, "http://", 7) == 0)
+		h = origin + 7;
+	else
+		return 0;
+	if (req_host(r, host, hostport, sizeof(host), &local) != 0 || hostport[0] == '\0')
+		return 0;
+	return strcasecmp(h, hostport) == 0;
+}
+
+static enum req_error
+check_origin(struct req *r)
+{
+	const char *origin = req_header(r, "Origin");
+
+	/* No Origin: not a browser's cross-origin request (browsers send one
+	 * on every cross-origin POST); "null" and foreign origins are refused. */
+	if (origin == NULL)
+		return REQ_ERR_COUNT;
+	return origin_ours(r, origin) ? REQ_ERR_COUNT : REQ_ERR_ORIGIN;
+}
+
+static enum req_error
+check_auth(struct req *r)
+{
+	char token[SESSION_TOKEN_CHARS + 1];
+	int64_t now = (int64_t)time(NULL);
+	int rc;
+
+	rc = session_cookie_find(req_header(r, "Cookie"), token);
+	if (rc == 0)
+		rc = session_tokens_from(token, &r->tokens);
+	vep_memzero(token, sizeof(token));
+	if (rc == VEP_ERR_CRYPTO || rc == VEP_ERR_NOMEM)
+		return REQ_ERR_INTERNAL;
+	if (rc != 0)
+		return REQ_ERR_UNAUTHORIZED;
+	rc = db_session_lookup(r->loop->db, r->tokens.token_hash, now, &r->session);
+	if (rc == 0)
+		writes_session_touch(r->loop, &r->session, now); /* without waiting */
+	if (rc == DB_ERR_NOTFOUND || rc == DB_ERR_EXPIRED) {
+		session_tokens_wipe(&r->tokens);
+		return REQ_ERR_UNAUTHORIZED;
+	}
+	if (rc != 0) {
+		log_error(&r->a->log, "session lookup: %s", db_strerror(rc));
+		return rc == DB_ERR_BUSY || rc == DB_ERR_FULL ? REQ_ERR_UNAVAILABLE
+		    : REQ_ERR_INTERNAL;
+	}
+	r->has_session = 1;
+	return REQ_ERR_COUNT;
+}
+
+static enum req_error
+check_csrf(struct req *r)
+{
+	if (!r->has_session)
+		return REQ_ERR_UNAUTHORIZED; /* routes list ROUTE_AUTH with it */
+	return session_csrf_matches(&r->tokens, req_header(r, "X-CSRF-Token")) ?
+	    REQ_ERR_COUNT : REQ_ERR_CSRF;
+}
+
+static enum req_error
+check_json(struct req *r)
+{
+	return req_read_json(r, &r->body);
+}
+
+static const struct route *
+find_route(const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < NROUTES; i++)
+		if (strcmp(routes[i].path, path) == 0)
+			return &routes[i];
+	return static_exists(path) ? &static_route : NULL;
+}
+
+void
+router_dispatch(struct req *r)
+{
+	const struct route *rt;
+	enum req_error e;
+	unsigned allowed;
+	size_t i;
+
+	if ((e = check_host(r)) != REQ_ERR_COUNT ||
+	    (e = req_parse_target(r)) != REQ_ERR_COUNT) {
+		req_reply_error(r, e);
+		return;
+	}
+	if ((rt = find_route(r->path)) == NULL) {
+		req_reply_error(r, REQ_ERR_NOT_FOUND);
+		return;
+	}
+	allowed = rt->methods;
+	if (allowed & REQ_M_GET)
+		allowed |= REQ_M_HEAD;
+	if ((r->method & allowed) == 0) {
+		req_reply_method(r, allowed);
+		return;
+	}
+	for (i = 0; i < NPREFLIGHTS; i++) {
+		if ((rt->flags & preflights[i].flag) == 0)
+			continue;
+		if ((e = preflights[i].check(r)) != REQ_ERR_COUNT) {
+			req_reply_error(r, e);
+			return;
+		}
+	}
+	rt->handler(r);
+}
+
+int
+router_self_check(void)
+{
+	unsigned checked = 0;
+	size_t i;
+
+	for (i = 0; i < NPREFLIGHTS; i++)
+		checked |= preflights[i].flag;
+	for (i = 0; i < NROUTES; i++) {
+		if ((routes[i].flags & ~checked) != 0)
+			return VEP_ERR_ARG;
+		/* CSRF is checked against the session: it needs AUTH. */
+		if ((routes[i].flags & ROUTE_CSRF) && !(routes[i].flags & ROUTE_AUTH))
+			return VEP_ERR_ARG;
+	}
+	return VEP_OK;
+}

@@ -1,0 +1,772 @@
+/*
+ * auth/pam_client.c - the event-loop side of PAM sign-in (contract in
+ * auth/pam_client.h).
+ *
+ * Owns: the helper's lifecycle (spawn over a socketpair, death noticed as
+ * EOF, SIGKILL + non-blocking reaping, respawn with backoff), the request
+ * table (ids, deadlines, cancellation), the waiting queue and the wire to
+ * the helper.
+ *
+ * The queue: at most max_workers requests are at the helper at once (its
+ * cap, so it never has to answer BUSY), counting those whose caller is done
+ * with them (answered by the backstop, cancelled) until the helper's answer
+ * says their worker is gone; the rest wait here, in order of arrival, and
+ * are sent as answers come back. The helper answers only once the worker's
+ * slot is free (pamhelper/helper.c), so an answer always makes room.
+ *
+ * Must never: block the loop (writes are non-blocking through a queue, the
+ * dead helper is reaped by polling waitpid with WNOHANG), call a callback
+ * from inside pam_client_start, or leave a password in memory it frees:
+ * request frames and the output queue are wiped as they drain.
+ */
+#include "auth/pam_client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "err.h"
+#include "ipc/ipc.h"
+#include "secmem.h"
+
+/* File name of the helper, looked up next to the running executable. */
+#define PAM_CLIENT_HELPER_NAME "vep-pam-helper"
+/* Longest path of the running executable we resolve, in bytes (Linux's
+ * PATH_MAX; <limits.h> is shadowed by authority/limits.h here). */
+#define PAM_CLIENT_EXE_PATH_MAX 4096
+
+extern char **environ;
+
+/* Where a request is. */
+enum pam_req_state {
+	REQ_BUSY,                /* refused at start: BUSY from the loop, at once */
+	REQ_WAITING,             /* in the queue (or the helper is down) */
+	REQ_SENT,                /* at the helper, caller waiting */
+	REQ_ORPHAN,              /* at the helper, caller done with it: it holds a
+	                          * worker slot until the helper answers */
+};
+
+struct pam_req {
+	TAILQ_ENTRY(pam_req) link;   /* pc->reqs: every request */
+	TAILQ_ENTRY(pam_req) qlink;  /* pc->waiting, while REQ_WAITING */
+	struct pam_client *pc;
+	uint64_t id;
+	pam_client_cb cb;            /* NULL once orphaned */
+	void *arg;
+	struct event *timer;     /* BUSY now; queue deadline; backstop */
+	enum pam_req_state state;
+	struct ipc_buf frame;    /* AUTH frame while not yet sent; wiped */
+};
+
+TAILQ_HEAD(pam_req_list, pam_req);
+
+struct pam_client {
+	struct event_base *base;
+	char *helper_path;
+	char *service;
+	char **extra_env;        /* NULL-terminated copies */
+	uint32_t deadline_ms;
+	uint32_t max_workers;
+	uint32_t min_uid;
+
+	pid_t pid;               /* running helper, 0 when down */
+	pam_client_spawn_fn spawn; /* NULL: fork and exec here (then ours to reap) */
+	void *spawn_arg;
+	int fd;
+	struct event *ev_read;
+	struct event *ev_write;
+	struct ipc_buf in;
+	struct ipc_buf out;
+
+	struct event *ev_respawn;
+	uint32_t backoff_ms;
+	pid_t zombie;            /* killed helper not reaped yet, 0 if none */
+	struct event *ev_reap;
+
+	struct pam_req_list reqs;
+	struct pam_req_list waiting; /* REQ_WAITING, oldest first */
+	size_t nwaiting;
+	size_t nheld;            /* REQ_SENT + REQ_ORPHAN: the helper's busy slots */
+	uint64_t next_id;
+};
+
+static void helper_lost(struct pam_client *pc);
+static int helper_spawn(struct pam_client *pc);
+
+static void req_free(struct pam_req *r)
+{
+	if (r == NULL)
+		return;
+	if (r->timer)
+		event_free(r->timer);
+	ipc_buf_clear(&r->frame);
+	vep_memzero(r, sizeof(*r));
+	free(r);
+}
+
+static void ms_to_tv(uint32_t ms, struct timeval *tv)
+{
+	tv->tv_sec = ms / 1000;
+	tv->tv_usec = (suseconds_t)(ms % 1000) * 1000;
+}
+
+/* Takes r out of every count and list and frees it. */
+static void req_remove(struct pam_client *pc, struct pam_req *r)
+{
+	TAILQ_REMOVE(&pc->reqs, r, link);
+	if (r->state == REQ_WAITING) {
+		TAILQ_REMOVE(&pc->waiting, r, qlink);
+		pc->nwaiting--;
+	}
+	if (r->state == REQ_SENT || r->state == REQ_ORPHAN)
+		pc->nheld--;
+	req_free(r);
+}
+
+/* The caller is done with r (answered without the helper, or cancelled).
+ * One the helper holds stays, muted, until its answer frees the slot. */
+static void req_forget(struct pam_client *pc, struct pam_req *r)
+{
+	if (r->state != REQ_SENT) {
+		req_remove(pc, r);
+		return;
+	}
+	r->state = REQ_ORPHAN;
+	r->cb = NULL;
+	r->arg = NULL;
+	evtimer_del(r->timer);
+}
+
+/* Calls r's callback once; afterwards r is gone (freed, or an orphan when
+ * the helper still holds it and released is 0). */
+static void deliver(struct pam_req *r, enum pam_outcome outcome, uint32_t delay_us,
+    int released)
+{
+	struct pam_client *pc = r->pc;
+	struct pam_client_result res = {
+		.id = r->id, .outcome = outcome, .pam_delay_us = delay_us,
+	};
+	pam_client_cb cb = r->cb;
+	void *arg = r->arg;
+
+	if (released)
+		req_remove(pc, r);
+	else
+		req_forget(pc, r);
+	cb(&res, arg);
+}
+
+static struct pam_req *find_req(struct pam_client *pc, uint64_t id)
+{
+	struct pam_req *r;
+
+	TAILQ_FOREACH(r, &pc->reqs, link)
+		if (r->id == id)
+			return r;
+	return NULL;
+}
+
+static void req_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pam_req *r = arg;
+
+	(void)fd;
+	(void)what;
+	/* BUSY decided at start, delivered from the loop; or the queue
+	 * deadline (no worker came free in deadline_ms: nothing was tried);
+	 * or the backstop (the helper did not answer in deadline + slack). */
+	deliver(r, r->state == REQ_BUSY ? PAM_OUTCOME_BUSY : PAM_OUTCOME_TIMEOUT, 0, 0);
+}
+
+static void want_write(struct pam_client *pc)
+{
+	if (pc->pid != 0 && pc->ev_write != NULL && pc->out.len > 0)
+		event_add(pc->ev_write, NULL);
+}
+
+/* Moves waiting r's frame into the output queue of the running helper; its
+ * timer becomes the backstop. */
+static int send_req(struct pam_client *pc, struct pam_req *r)
+{
+	struct timeval tv;
+	int rc;
+
+	rc = ipc_buf_append(&pc->out, r->frame.data, r->frame.len);
+	if (rc != VEP_OK)
+		return rc;
+	ipc_buf_clear(&r->frame);
+	TAILQ_REMOVE(&pc->waiting, r, qlink);
+	pc->nwaiting--;
+	r->state = REQ_SENT;
+	pc->nheld++;
+	ms_to_tv(pc->deadline_ms + PAM_CLIENT_BACKSTOP_SLACK_MS, &tv);
+	evtimer_add(r->timer, &tv);
+	want_write(pc);
+	return VEP_OK;
+}
+
+/* Sends waiting requests, oldest first, while the helper has free slots. */
+static void pump(struct pam_client *pc)
+{
+	struct pam_req *r;
+
+	while (pc->pid != 0 && pc->ev_write != NULL && pc->nheld < pc->max_workers &&
+	    (r = TAILQ_FIRST(&pc->waiting)) != NULL)
+		if (send_req(pc, r) != VEP_OK)
+			break;   /* out of memory: its queue deadline answers */
+}
+
+static void handle_result(struct pam_client *pc, const struct ipc_msg *m)
+{
+	struct pam_req *r;
+	uint64_t id;
+	uint32_t outcome, delay_us = 0;
+
+	if (ipc_msg_get_u64(m, PAMP_TAG_ID, &id) != VEP_OK ||
+	    ipc_msg_get_u32(m, PAMP_TAG_OUTCOME, &outcome) != VEP_OK ||
+	    outcome >= PAM_OUTCOME_COUNT)
+		return;
+	(void)ipc_msg_get_u32(m, PAMP_TAG_DELAY_US, &delay_us);
+	/* The helper answers: it is healthy, so the next death starts the
+	 * backoff from the bottom again. */
+	pc->backoff_ms = PAM_CLIENT_RESPAWN_MIN_MS;
+	r = find_req(pc, id);
+	if (r == NULL || (r->state != REQ_SENT && r->state != REQ_ORPHAN))
+		return;
+	/* Its worker is gone: the slot is free for the next in line. */
+	if (r->state == REQ_ORPHAN)
+		req_remove(pc, r);   /* cancelled, or answered by the backstop */
+	else
+		deliver(r, (enum pam_outcome)outcome, delay_us, 1);
+	pump(pc);
+}
+
+static void read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pam_client *pc = arg;
+	struct ipc_msg *m = NULL;
+	int eof = 0, rc;
+
+	(void)what;
+	rc = ipc_buf_read_fd(&pc->in, fd, &eof);
+	while (rc == VEP_OK) {
+		rc = ipc_take_msg(&pc->in, &m);
+		if (rc != VEP_OK || m == NULL)
+			break;
+		if (ipc_msg_type(m) == PAMP_MSG_RESULT)
+			handle_result(pc, m);
+		else
+			rc = VEP_ERR_INVALID;
+		ipc_msg_free(m);
+		m = NULL;
+	}
+	if (rc != VEP_OK || eof)
+		helper_lost(pc);
+}
+
+static void write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pam_client *pc = arg;
+
+	(void)what;
+	if (ipc_buf_write_fd(&pc->out, fd) != VEP_OK) {
+		helper_lost(pc);
+		return;
+	}
+	if (pc->out.len == 0)
+		event_del(pc->ev_write);
+}
+
+static void reap_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pam_client *pc = arg;
+	pid_t got;
+
+	(void)fd;
+	(void)what;
+	if (pc->zombie == 0) {
+		event_del(pc->ev_reap);
+		return;
+	}
+	got = waitpid(pc->zombie, NULL, WNOHANG);
+	if (got == pc->zombie || (got < 0 && errno == ECHILD)) {
+		pc->zombie = 0;
+		event_del(pc->ev_reap);
+	}
+}
+
+static void respawn_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pam_client *pc = arg;
+	struct timeval tv;
+
+	(void)fd;
+	(void)what;
+	if (pc->pid != 0 || helper_spawn(pc) == VEP_OK)
+		return;
+	ms_to_tv(pc->backoff_ms, &tv);
+	pc->backoff_ms = pc->backoff_ms * 2 > PAM_CLIENT_RESPAWN_MAX_MS ?
+	    PAM_CLIENT_RESPAWN_MAX_MS : pc->backoff_ms * 2;
+	event_add(pc->ev_respawn, &tv);
+}
+
+static void close_channel(struct pam_client *pc)
+{
+	if (pc->ev_read) {
+		event_free(pc->ev_read);
+		pc->ev_read = NULL;
+	}
+	if (pc->ev_write) {
+		event_free(pc->ev_write);
+		pc->ev_write = NULL;
+	}
+	if (pc->fd >= 0)
+		close(pc->fd);
+	pc->fd = -1;
+	ipc_buf_clear(&pc->in);
+	ipc_buf_clear(&pc->out);
+}
+
+/* The helper is gone or misbehaved: kill it, fail what it held, respawn. */
+static void helper_lost(struct pam_client *pc)
+{
+	struct pam_req *r;
+	struct timeval tv;
+
+	close_channel(pc);
+	if (pc->pid != 0 && pc->spawn != NULL) {
+		/* Not our child: whoever spawned it kills and reaps it when
+		 * asked for the next one (it has seen its socket close). */
+		pc->pid = 0;
+	} else if (pc->pid != 0) {
+		kill(pc->pid, SIGKILL);
+		/* Two deaths within a reap interval: the older one was
+		 * SIGKILLed long enough ago for this wait to be immediate. */
+		if (pc->zombie != 0)
+			waitpid(pc->zombie, NULL, 0);
+		pc->zombie = pc->pid;
+		pc->pid = 0;
+		ms_to_tv(PAM_CLIENT_REAP_POLL_MS, &tv);
+		event_add(pc->ev_reap, &tv);
+	}
+	/* What it held fails (ERROR; orphans just go); waiting requests stay
+	 * queued, in order, for the next helper, each still under its queue
+	 * deadline. Callbacks may start new requests; those wait, so the
+	 * scan ends. */
+	for (;;) {
+		TAILQ_FOREACH(r, &pc->reqs, link)
+			if (r->state == REQ_SENT || r->state == REQ_ORPHAN)
+				break;
+		if (r == NULL)
+			break;
+		if (r->state == REQ_ORPHAN)
+			req_remove(pc, r);
+		else
+			deliver(r, PAM_OUTCOME_ERROR, 0, 1);
+	}
+	if (!event_pending(pc->ev_respawn, EV_TIMEOUT, NULL)) {
+		ms_to_tv(pc->backoff_ms, &tv);
+		event_add(pc->ev_respawn, &tv);
+		pc->backoff_ms = pc->backoff_ms * 2 > PAM_CLIENT_RESPAWN_MAX_MS ?
+		    PAM_CLIENT_RESPAWN_MAX_MS : pc->backoff_ms * 2;
+	}
+}
+
+static int queue_config(struct pam_client *pc)
+{
+	struct ipc_msg *m;
+	int rc = VEP_ERR_NOMEM;
+
+	m = ipc_msg_new(PAMP_MSG_CONFIG);
+	if (m == NULL)
+		goto out;
+	if ((rc = ipc_msg_put_str(m, PAMP_TAG_SERVICE, pc->service)) != VEP_OK ||
+	    (rc = ipc_msg_put_u32(m, PAMP_TAG_DEADLINE_MS, pc->deadline_ms)) != VEP_OK ||
+	    (rc = ipc_msg_put_u32(m, PAMP_TAG_MAX_WORKERS, pc->max_workers)) != VEP_OK ||
+	    (rc = ipc_msg_put_u32(m, PAMP_TAG_MIN_UID, pc->min_uid)) != VEP_OK)
+		goto out;
+	rc = ipc_msg_append_frame(m, &pc->out);
+out:
+	ipc_msg_free(m);
+	return rc;
+}
+
+static int env_overridden(const char *const *extra_env, const char *entry)
+{
+	size_t i, n;
+
+	for (i = 0; extra_env && extra_env[i]; i++) {
+		n = strcspn(extra_env[i], "=");
+		if (strncmp(entry, extra_env[i], n) == 0 && entry[n] == '=')
+			return 1;
+	}
+	return 0;
+}
+
+/* The helper's environment: ours minus names in extra_env, plus extra_env.
+ * Strings are borrowed; only the array is new. Built before fork() because
+ * the child may only call async-signal-safe functions. */
+static char **build_env(const char *const *extra_env)
+{
+	size_t n = 0, i, k = 0;
+	char **env;
+
+	for (i = 0; environ && environ[i]; i++)
+		n++;
+	for (i = 0; extra_env && extra_env[i]; i++)
+		n++;
+	env = calloc(n + 1, sizeof(*env));
+	if (env == NULL)
+		return NULL;
+	for (i = 0; environ && environ[i]; i++)
+		if (!env_overridden(extra_env, environ[i]))
+			env[k++] = environ[i];
+	for (i = 0; extra_env && extra_env[i]; i++)
+		env[k++] = (char *)extra_env[i];
+	env[k] = NULL;
+	return env;
+}
+
+int pam_client_exec_helper(const char *path, const char *const *extra_env, int *fd,
+    pid_t *out_pid)
+{
+	char *const argv[] = { (char *)PAM_CLIENT_HELPER_NAME, NULL };
+	char **env = NULL;
+	int sv[2] = { -1, -1 }, devnull = -1;
+	pid_t pid;
+	int rc = VEP_ERR_IO;
+
+	*fd = -1;
+	*out_pid = 0;
+	env = build_env(extra_env);
+	if (env == NULL) {
+		rc = VEP_ERR_NOMEM;
+		goto out;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		goto out;
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (devnull < 0)
+		goto out;
+	pid = fork();
+	if (pid < 0)
+		goto out;
+	if (pid == 0) {
+		sigset_t none;
+
+		/* Async-signal-safe calls only from here to execve. */
+		dup2(devnull, STDIN_FILENO);
+		if (sv[1] == PAMP_HELPER_FD)
+			fcntl(sv[1], F_SETFD, 0);
+		else
+			dup2(sv[1], PAMP_HELPER_FD);
+		/* Everything else is the authority's (listening sockets, the
+		 * database): the helper gets none of it, CLOEXEC or not. */
+		close_range(PAMP_HELPER_FD + 1, ~0u, 0);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGCHLD, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execve(path, argv, env);
+		_exit(127);
+	}
+	*fd = sv[0];
+	sv[0] = -1;
+	*out_pid = pid;
+	rc = VEP_OK;
+out:
+	if (sv[0] >= 0)
+		close(sv[0]);
+	if (sv[1] >= 0)
+		close(sv[1]);
+	if (devnull >= 0)
+		close(devnull);
+	free(env);
+	return rc;
+}
+
+static int helper_spawn(struct pam_client *pc)
+{
+	int fd = -1;
+	pid_t pid = 0;
+	int rc;
+
+	if (pc->spawn != NULL)
+		rc = pc->spawn(pc->spawn_arg, &fd, &pid);
+	else
+		rc = pam_client_exec_helper(pc->helper_path, (const char *const *)pc->extra_env,
+		    &fd, &pid);
+	if (rc != VEP_OK)
+		return rc;
+	pc->fd = fd;
+	pc->pid = pid;
+	if (evutil_make_socket_nonblocking(pc->fd) != 0)
+		goto lost;
+	pc->ev_read = event_new(pc->base, pc->fd, EV_READ | EV_PERSIST, read_cb, pc);
+	pc->ev_write = event_new(pc->base, pc->fd, EV_WRITE | EV_PERSIST, write_cb, pc);
+	if (pc->ev_read == NULL || pc->ev_write == NULL ||
+	    event_add(pc->ev_read, NULL) != 0 || queue_config(pc) != VEP_OK)
+		goto lost;
+	pump(pc);
+	want_write(pc);
+	return VEP_OK;
+lost:
+	/* Counted as a death: backoff and respawn as for a crash. */
+	helper_lost(pc);
+	return VEP_OK;
+}
+
+void pam_client_config_init(struct pam_client_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->service = PAMP_SERVICE_DEFAULT;
+	c->deadline_ms = PAMP_DEADLINE_MS_DEFAULT;
+	c->max_workers = PAMP_MAX_WORKERS_DEFAULT;
+	c->min_uid = PAMP_MIN_UID_DEFAULT;
+}
+
+/* "vep-pam-helper" in the directory of the running executable. */
+char *pam_client_default_helper_path(void)
+{
+	char exe[PAM_CLIENT_EXE_PATH_MAX];
+	ssize_t n;
+	char *slash, *path;
+	size_t len;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash == NULL)
+		return NULL;
+	slash[1] = '\0';
+	len = strlen(exe) + sizeof(PAM_CLIENT_HELPER_NAME);
+	path = malloc(len);
+	if (path != NULL)
+		snprintf(path, len, "%s%s", exe, PAM_CLIENT_HELPER_NAME);
+	return path;
+}
+
+static int copy_env(struct pam_client *pc, const char *const *extra)
+{
+	size_t n = 0, i;
+
+	while (extra && extra[n])
+		n++;
+	pc->extra_env = calloc(n + 1, sizeof(*pc->extra_env));
+	if (pc->extra_env == NULL)
+		return VEP_ERR_NOMEM;
+	for (i = 0; i < n; i++) {
+		if (strchr(extra[i], '=') == NULL)
+			return VEP_ERR_ARG;
+		pc->extra_env[i] = strdup(extra[i]);
+		if (pc->extra_env[i] == NULL)
+			return VEP_ERR_NOMEM;
+	}
+	return VEP_OK;
+}
+
+int pam_client_new(struct event_base *base, const struct pam_client_config *cfg,
+    struct pam_client **out)
+{
+	struct pam_client *pc = NULL;
+	int rc = VEP_ERR_ARG;
+
+	*out = NULL;
+	if (base == NULL || cfg == NULL || cfg->service == NULL ||
+	    cfg->service[0] == '\0' || strlen(cfg->service) > PAMP_SERVICE_MAX_BYTES ||
+	    strchr(cfg->service, '/') != NULL ||
+	    cfg->deadline_ms < PAMP_DEADLINE_MS_MIN || cfg->deadline_ms > PAMP_DEADLINE_MS_MAX ||
+	    cfg->max_workers < 1 || cfg->max_workers > PAMP_MAX_WORKERS_MAX)
+		goto out;
+	rc = VEP_ERR_NOMEM;
+	pc = calloc(1, sizeof(*pc));
+	if (pc == NULL)
+		goto out;
+	TAILQ_INIT(&pc->reqs);
+	TAILQ_INIT(&pc->waiting);
+	pc->fd = -1;
+	pc->base = base;
+	pc->deadline_ms = cfg->deadline_ms;
+	pc->max_workers = cfg->max_workers;
+	pc->min_uid = cfg->min_uid;
+	pc->backoff_ms = PAM_CLIENT_RESPAWN_MIN_MS;
+	pc->next_id = 1;
+	pc->service = strdup(cfg->service);
+	pc->spawn = cfg->spawn;
+	pc->spawn_arg = cfg->spawn_arg;
+	pc->ev_respawn = evtimer_new(base, respawn_cb, pc);
+	pc->ev_reap = event_new(base, -1, EV_PERSIST, reap_cb, pc);
+	if (pc->service == NULL || pc->ev_respawn == NULL || pc->ev_reap == NULL)
+		goto out;
+	/* Only a helper started here needs a path and an environment. */
+	if (pc->spawn == NULL) {
+		pc->helper_path = cfg->helper_path ? strdup(cfg->helper_path) :
+		    pam_client_default_helper_path();
+		if (pc->helper_path == NULL || (rc = copy_env(pc, cfg->extra_env)) != VEP_OK)
+			goto out;
+		rc = VEP_ERR_IO;
+		if (access(pc->helper_path, X_OK) != 0)
+			goto out;
+	}
+	rc = helper_spawn(pc);
+	if (rc != VEP_OK)
+		goto out;
+	*out = pc;
+	pc = NULL;
+out:
+	pam_client_free(pc);
+	return rc;
+}
+
+int pam_client_start(struct pam_client *pc, const char *user,
+    const void *password, size_t pwlen, const char *rhost,
+    pam_client_cb cb, void *arg, uint64_t *id)
+{
+	struct pam_req *r = NULL;
+	struct ipc_msg *m = NULL;
+	struct timeval tv;
+	uint32_t wait_ms;
+	int rc;
+
+	*id = 0;
+	rc = VEP_ERR_ARG;
+	if (pc == NULL || user == NULL || (password == NULL && pwlen) || cb == NULL)
+		goto out;
+	rc = VEP_ERR_INVALID;
+	if (user[0] == '\0' || (pwlen && memchr(password, '\0', pwlen) != NULL))
+		goto out;
+	rc = VEP_ERR_TOOBIG;
+	if (strlen(user) > PAMP_USER_MAX_BYTES || pwlen > PAMP_PASSWORD_MAX_BYTES ||
+	    (rhost != NULL && strlen(rhost) > PAMP_RHOST_MAX_BYTES))
+		goto out;
+	rc = VEP_ERR_NOMEM;
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		goto out;
+	r->pc = pc;
+	r->id = pc->next_id++;
+	r->cb = cb;
+	r->arg = arg;
+	r->state = REQ_WAITING;
+	r->timer = evtimer_new(pc->base, req_timer_cb, r);
+	if (r->timer == NULL)
+		goto out;
+	/* The queue deadline: a request that no worker took up within
+	 * deadline_ms gets TIMEOUT (sending it restarts the timer as the
+	 * backstop), so an answer comes within 2 * deadline + slack. */
+	wait_ms = pc->deadline_ms;
+	if (pc->nwaiting >= (size_t)pc->max_workers * PAM_CLIENT_PENDING_PER_WORKER) {
+		/* Answered from the loop, not from here: callers never see
+		 * their callback run inside their own call. The queue is
+		 * full only when no slot is free (pump keeps it empty
+		 * otherwise). */
+		r->state = REQ_BUSY;
+		wait_ms = 0;
+	} else {
+		m = ipc_msg_new(PAMP_MSG_AUTH);
+		if (m == NULL)
+			goto out;
+		if ((rc = ipc_msg_put_u64(m, PAMP_TAG_ID, r->id)) != VEP_OK ||
+		    (rc = ipc_msg_put_str(m, PAMP_TAG_USER, user)) != VEP_OK ||
+		    (rc = ipc_msg_put(m, PAMP_TAG_PASSWORD, password, pwlen)) != VEP_OK ||
+		    (rhost != NULL &&
+		     (rc = ipc_msg_put_str(m, PAMP_TAG_RHOST, rhost)) != VEP_OK) ||
+		    (rc = ipc_msg_append_frame(m, &r->frame)) != VEP_OK)
+			goto out;
+	}
+	ms_to_tv(wait_ms, &tv);
+	rc = VEP_ERR_NOMEM;
+	if (evtimer_add(r->timer, &tv) != 0)
+		goto out;
+	TAILQ_INSERT_TAIL(&pc->reqs, r, link);
+	if (r->state == REQ_WAITING) {
+		TAILQ_INSERT_TAIL(&pc->waiting, r, qlink);
+		pc->nwaiting++;
+	}
+	*id = r->id;
+	r = NULL;
+	pump(pc);
+	rc = VEP_OK;
+out:
+	ipc_msg_free(m);
+	req_free(r);
+	return rc;
+}
+
+int pam_client_cancel(struct pam_client *pc, uint64_t id)
+{
+	struct pam_req *r;
+
+	if (pc == NULL || (r = find_req(pc, id)) == NULL || r->state == REQ_ORPHAN)
+		return VEP_ERR_INVALID;
+	/* A waiting one leaves the queue (never sent); a sent one keeps its
+	 * slot until the helper answers. */
+	req_forget(pc, r);
+	return VEP_OK;
+}
+
+pid_t pam_client_helper_pid(const struct pam_client *pc)
+{
+	return pc ? pc->pid : 0;
+}
+
+void pam_client_stop_helper(pid_t pid, uint32_t grace_ms)
+{
+	const struct timespec step = { 0, 10 * 1000 * 1000 };
+	uint32_t waited_ms = 0;
+
+	while (waitpid(pid, NULL, WNOHANG) == 0) {
+		if (waited_ms >= grace_ms) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			return;
+		}
+		nanosleep(&step, NULL);
+		waited_ms += 10;
+	}
+}
+
+void pam_client_free(struct pam_client *pc)
+{
+	struct pam_req *r;
+	size_t i;
+
+	if (pc == NULL)
+		return;
+	while ((r = TAILQ_FIRST(&pc->reqs)) != NULL) {
+		TAILQ_REMOVE(&pc->reqs, r, link);
+		req_free(r);
+	}
+	close_channel(pc);
+	if (pc->pid != 0 && pc->spawn == NULL)
+		pam_client_stop_helper(pc->pid, PAM_CLIENT_STOP_GRACE_MS);
+	if (pc->zombie != 0)
+		waitpid(pc->zombie, NULL, 0);
+	if (pc->ev_respawn)
+		event_free(pc->ev_respawn);
+	if (pc->ev_reap)
+		event_free(pc->ev_reap);
+	for (i = 0; pc->extra_env && pc->extra_env[i]; i++)
+		free(pc->extra_env[i]);
+	free(pc->extra_env);
+	free(pc->service);
+	free(pc->helper_path);
+	free(pc);
+}

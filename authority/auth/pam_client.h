@@ -1,0 +1,155 @@
+/*
+ * auth/pam_client.h - the event-loop side of PAM sign-in: asynchronous password
+ * checks answered by vep-pam-helper, a separate process.
+ *
+ * Owns: spawning the helper (fork + exec over a socketpair), noticing its
+ * death and respawning it with backoff, request ids, the queue of requests
+ * waiting for a worker, a deadline per request, and cancellation. Results
+ * arrive later through a callback, never from inside pam_client_start.
+ *
+ * Admission: at most max_workers attempts are at the helper at once; more
+ * wait their turn here, first come first served, and are sent as workers
+ * come free; with max_workers * PAM_CLIENT_PENDING_PER_WORKER already
+ * waiting, a new request is answered BUSY at once. Deadlines: a request
+ * that waited deadline_ms without a worker is answered TIMEOUT (PAM never
+ * saw it); once sent, the helper's deadline applies, with the loop's
+ * backstop at deadline_ms + PAM_CLIENT_BACKSTOP_SLACK_MS. So every request
+ * is answered within 2 * deadline_ms + PAM_CLIENT_BACKSTOP_SLACK_MS. When
+ * the helper dies, the attempts it held fail (ERROR) and the waiting ones
+ * stay queued, in order, for the respawned helper.
+ *
+ * Must never: block the loop (no waiting on the helper, no sleep), include
+ * PAM headers, log or keep a password longer than it waits for its turn
+ * and takes to hand to the helper (buffers are wiped; a cancelled or timed
+ * out waiting request's at once), or decide HTTP answers: it reports an
+ * outcome and PAM's requested fail delay; auth/faildelay.h turns failures into a
+ * timer and the login handler maps outcomes to statuses.
+ */
+#ifndef AUTHORITY_AUTH_PAM_CLIENT_H
+#define AUTHORITY_AUTH_PAM_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pamhelper/proto.h"
+
+struct event_base;
+struct pam_client;
+
+/* Extra time the loop gives the helper beyond the PAM deadline before its
+ * own backstop answers TIMEOUT, in milliseconds. */
+#define PAM_CLIENT_BACKSTOP_SLACK_MS 2000u
+/* Helper respawn backoff: first delay and ceiling, in milliseconds; the delay
+ * doubles after each death and resets once the helper answers. */
+#define PAM_CLIENT_RESPAWN_MIN_MS 50u
+#define PAM_CLIENT_RESPAWN_MAX_MS 5000u
+/* Interval at which a dead helper is polled for reaping, in milliseconds
+ * (waitpid with WNOHANG: the loop never waits for a child). */
+#define PAM_CLIENT_REAP_POLL_MS 10u
+/* How long pam_client_free lets the helper end by itself after closing its
+ * socket (it kills its workers and exits; pam_wrapper and friends clean up
+ * in their destructors) before SIGKILL, in milliseconds. Shutdown only. */
+#define PAM_CLIENT_STOP_GRACE_MS 1000u
+/* Requests waiting for a worker, per allowed worker (beyond the
+ * max_workers running); beyond it BUSY at once. */
+#define PAM_CLIENT_PENDING_PER_WORKER 4u
+
+/* Starts a helper elsewhere (a privileged process, keyproc/keeper.h) and hands over
+ * its socket: 0 with *fd and *pid, or VEP_ERR_*. The client never signals
+ * or reaps such a helper; the spawner kills and reaps the previous one when
+ * asked for the next, and when its channel closes. */
+typedef int (*pam_client_spawn_fn)(void *arg, int *fd, pid_t *pid);
+
+struct pam_client_config {
+	/* NULL: fork and exec helper_path from this process (helper_path and
+	 * extra_env are used only then). */
+	pam_client_spawn_fn spawn;
+	void *spawn_arg;
+	/* Path of vep-pam-helper; NULL: "vep-pam-helper" in the directory of
+	 * /proc/self/exe. */
+	const char *helper_path;
+	/* NULL-terminated "NAME=value" strings added to (and overriding) the
+	 * helper's inherited environment, e.g. LD_PRELOAD for pam_wrapper.
+	 * Borrowed: copied by pam_client_new. May be NULL. */
+	const char *const *extra_env;
+	const char *service;     /* PAM service name */
+	uint32_t deadline_ms;    /* per attempt */
+	uint32_t max_workers;    /* concurrent attempts in the helper */
+	uint32_t min_uid;        /* lowest UID allowed; 0 disables the check */
+};
+
+/* What the callback receives. */
+struct pam_client_result {
+	uint64_t id;
+	enum pam_outcome outcome;
+	uint32_t pam_delay_us;   /* PAM_FAIL_DELAY requested by modules, 0 if none */
+};
+
+/* Called exactly once per started request unless it was cancelled (BUSY
+ * and TIMEOUT included); r is
+ * borrowed for the call. The callback may start or cancel requests but must
+ * not free the client. */
+typedef void (*pam_client_cb)(const struct pam_client_result *r, void *arg);
+
+/* The helper's path when none is configured: vep-pam-helper next to the
+ * running executable. New string (free()), or NULL. */
+char *pam_client_default_helper_path(void);
+
+/* Forks and execs the helper at path with our environment plus extra_env
+ * (NULL-terminated, may be NULL), its end of a new socketpair on
+ * PAMP_HELPER_FD, no other descriptor, default signal dispositions, and
+ * PR_SET_PDEATHSIG SIGKILL (tied to the calling thread). Returns 0 with
+ * *fd (ours) and *pid (the caller reaps), or VEP_ERR_IO / VEP_ERR_NOMEM. */
+int pam_client_exec_helper(const char *path, const char *const *extra_env, int *fd,
+    pid_t *pid);
+
+/* Ends a helper we started: EOF on its socket (closed by the caller) makes
+ * it kill its workers and exit; it gets grace_ms, then SIGKILL (its workers
+ * follow through PR_SET_PDEATHSIG). Reaps it. Blocks: shutdown and the key
+ * process only. */
+void pam_client_stop_helper(pid_t pid, uint32_t grace_ms);
+
+/* Fills c with the defaults: helper next to the executable, service
+ * PAMP_SERVICE_DEFAULT, PAMP_DEADLINE_MS_DEFAULT, PAMP_MAX_WORKERS_DEFAULT,
+ * PAMP_MIN_UID_DEFAULT, no extra environment. */
+void pam_client_config_init(struct pam_client_config *c);
+
+/* Creates a client on base and spawns the helper. Returns 0 with *out set,
+ * VEP_ERR_ARG (values outside PAMP_* ranges, service name empty, too long or
+ * with '/'), VEP_ERR_IO (helper path not executable, spawn failed) or
+ * VEP_ERR_NOMEM. */
+int pam_client_new(struct event_base *base, const struct pam_client_config *cfg,
+    struct pam_client **out);
+
+/* Starts one attempt: user (NUL-terminated, at most PAMP_USER_MAX_BYTES),
+ * password (pwlen bytes, passed byte for byte, at most
+ * PAMP_PASSWORD_MAX_BYTES, no NUL inside: PAM cannot carry one), rhost
+ * (client address for PAM_RHOST, may be NULL). The password is copied into
+ * a wiped buffer; the caller keeps and wipes its own. On 0 *id is the
+ * request id and cb will be called once later: sent to the helper at once
+ * when one of max_workers slots is free, else queued behind earlier ones
+ * (BUSY, from the loop, when max_workers * PAM_CLIENT_PENDING_PER_WORKER
+ * are already waiting; TIMEOUT after deadline_ms of waiting). Returns
+ * VEP_ERR_INVALID (empty user, NUL in password), VEP_ERR_TOOBIG (a field over
+ * its limit) or VEP_ERR_NOMEM, and then cb is never called. */
+int pam_client_start(struct pam_client *pc, const char *user,
+    const void *password, size_t pwlen, const char *rhost,
+    pam_client_cb cb, void *arg, uint64_t *id);
+
+/* Drops request id (its HTTP client went away): the callback will not be
+ * called. A waiting one leaves the queue and never reaches PAM; one at the
+ * helper runs on (its slot stays taken) and its result is discarded. Returns 0 or VEP_ERR_INVALID when
+ * no such request is pending (already answered or never started). */
+int pam_client_cancel(struct pam_client *pc, uint64_t id);
+
+/* Pid of the running helper, 0 while it is down. For logs and tests. */
+pid_t pam_client_helper_pid(const struct pam_client *pc);
+
+/* Stops the helper (closing its socket; SIGKILL after
+ * PAM_CLIENT_STOP_GRACE_MS; its workers die with it), reaps it and frees
+ * everything; pending callbacks are not called. Waits, so call it at
+ * shutdown, not from a busy loop. NULL-safe. */
+void pam_client_free(struct pam_client *pc);
+
+#endif

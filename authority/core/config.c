@@ -1,0 +1,1100 @@
+/*
+ * core/config.c - the configuration file parser and the one table of keys.
+ *
+ * Owns the line format, the key table and value validation. Must never
+ * touch the resources the values name (key files, sockets, directories):
+ * --check does that through core/domain.c and main.c after parsing succeeds.
+ */
+#include "core/config.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "email.h"
+#include "err.h"
+#include "edge/proxy.h"
+#include "core/fixed_limits.h"
+
+enum config_scope { SCOPE_GLOBAL, SCOPE_DOMAIN };
+
+struct config_key;
+/* Validates text and stores it in field. Writes a reason (no file or line)
+ * to why on error. */
+typedef int (*config_setter)(const struct config_key *k, void *field,
+    const char *text, const char *base_dir, char *why, size_t whylen);
+
+struct config_key {
+	const char *name;
+	enum config_scope scope;
+	config_setter set;
+	const char *def;        /* default as text, NULL when there is none */
+	long min, max;          /* bounds for integer keys */
+	size_t offset;          /* of the field in struct config / config_domain */
+	int required;
+	const char *doc;
+};
+
+static int set_int(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_path(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_listen(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_url(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_loglevel(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_case(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_name(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_suffix(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_proxies(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_origins(const struct config_key *, void *, const char *, const char *, char *, size_t);
+
+#define G(m) offsetof(struct config, m)
+#define D(m) offsetof(struct config_domain, m)
+
+/* Every setting. Adding one: a struct member and one row here (and its
+ * paragraph in CONFIG.md; the integration tests check every key is there). */
+static const struct config_key config_keys[] = {
+	{ "listen", SCOPE_GLOBAL, set_listen, "127.0.0.1:8080", 0, 0, G(listen), 0,
+	  "address and port to listen on, ADDR:PORT or [IPv6]:PORT; port 0 picks a free port" },
+	{ "state_dir", SCOPE_GLOBAL, set_path, "/var/lib/vep-authority", 0, 0, G(state_dir), 0,
+	  "directory for the authority's state (database); must not be accessible by group or others" },
+	{ "max_age", SCOPE_GLOBAL, set_int, "300", LIMIT_MAX_AGE_S_MIN, LIMIT_MAX_AGE_S_MAX,
+	  G(max_age_s), 0,
+	  "seconds clients and verifiers may cache discovery documents (Cache-Control max-age)" },
+	{ "request_timeout", SCOPE_GLOBAL, set_int, "30", LIMIT_REQUEST_TIMEOUT_S_MIN,
+	  LIMIT_REQUEST_TIMEOUT_S_MAX, G(request_timeout_s), 0,
+	  "seconds a connection may stay idle or take to send a request before it is closed" },
+	{ "header_timeout", SCOPE_GLOBAL, set_int, "10", LIMIT_REQUEST_TIMEOUT_S_MIN,
+	  LIMIT_REQUEST_TIMEOUT_S_MAX, G(header_timeout_s), 0,
+	  "seconds from a request's first byte to the end of its headers, however steadily "
+	  "they trickle in; then the connection is closed" },
+	{ "body_timeout", SCOPE_GLOBAL, set_int, "10", LIMIT_REQUEST_TIMEOUT_S_MIN,
+	  LIMIT_REQUEST_TIMEOUT_S_MAX, G(body_timeout_s), 0,
+	  "seconds from the end of a request's headers to the end of its body; then the "
+	  "connection is closed" },
+	{ "max_connections", SCOPE_GLOBAL, set_int, "0", 0, LIMIT_CONNECTIONS_MAX,
+	  G(max_connections), 0,
+	  "open client connections; beyond it a new one gets 503 and is closed; 0 = the "
+	  "descriptor limit minus a reserve" },
+	{ "max_connections_per_addr", SCOPE_GLOBAL, set_int, "256", 0, LIMIT_CONNECTIONS_MAX,
+	  G(max_connections_per_addr), 0,
+	  "open client connections from one address (IPv6: one /64); beyond it a new one gets "
+	  "503 and is closed; trusted_proxies are exempt; 0 = no cap" },
+	{ "tls_cert", SCOPE_GLOBAL, set_path, NULL, 0, 0, G(tls_cert), 0,
+	  "PEM certificate chain (leaf first) for native HTTPS on listen; with tls_key; "
+	  "reloaded on SIGHUP" },
+	{ "tls_key", SCOPE_GLOBAL, set_path, NULL, 0, 0, G(tls_key), 0,
+	  "PEM private key of tls_cert, mode 0600" },
+	{ "trusted_proxies", SCOPE_GLOBAL, set_proxies, NULL, 0, 0, G(trusted_proxies), 0,
+	  "addresses or prefixes (ADDR[/BITS], separated by spaces or commas) of reverse proxies "
+	  "whose X-Forwarded-For names the client; unset = the peer is the client" },
+	{ "user", SCOPE_GLOBAL, set_name, NULL, 1, LIMIT_USER_NAME_BYTES, G(user), 0,
+	  "when started as root: the unprivileged account the network process runs as after "
+	  "binding (the domain keys stay in a separate root process); unset = no change" },
+	{ "workers", SCOPE_GLOBAL, set_int, "0", 0, LIMIT_WORKERS_MAX, G(workers), 0,
+	  "event loops serving requests, each in its own thread; 0 = one per online CPU" },
+	{ "log_level", SCOPE_GLOBAL, set_loglevel, "info", 0, 0, G(log_level), 0,
+	  "least severe messages logged to stderr: error, warn, info or debug" },
+	{ "shim_origin", SCOPE_GLOBAL, set_url, NULL, 0, 0, G(shim_origin), 0,
+	  "origin the legacy BrowserID pages load the user agent's shim from "
+	  "(provisioning_api.js, authentication_api.js); the provisioning page may be framed "
+	  "by it; unset = the legacy provisioning page is off" },
+	{ "embed_origins", SCOPE_GLOBAL, set_origins, NULL, 0, 0, G(embed_origins), 0,
+	  "origins (https://HOST[:PORT], separated by spaces or commas; http:// only for a "
+	  "loopback host) of webmails that may frame /embed and hand it a password; unset = none" },
+	{ "db_max_mib", SCOPE_GLOBAL, set_int, "0", 0, LIMIT_DB_MAX_MIB, G(db_max_mib), 0,
+	  "largest size of the database file in MiB; writes beyond it fail as on a full disk "
+	  "(sign-in and issuance answer 503); 0 = no cap" },
+	{ "pam_service", SCOPE_GLOBAL, set_name, "vep-authority", 1, LIMIT_PAM_SERVICE_BYTES,
+	  G(pam_service), 0,
+	  "PAM service name sign-in uses (its stack is /etc/pam.d/NAME)" },
+	{ "pam_timeout", SCOPE_GLOBAL, set_int, "10", LIMIT_PAM_TIMEOUT_S_MIN,
+	  LIMIT_PAM_TIMEOUT_S_MAX, G(pam_timeout_s), 0,
+	  "seconds one PAM attempt may take; then its worker is killed and the client gets 503" },
+	{ "pam_workers", SCOPE_GLOBAL, set_int, "16", 1, LIMIT_PAM_WORKERS_MAX, G(pam_workers), 0,
+	  "PAM attempts running at once (each event loop runs its share); more wait their turn, "
+	  "and beyond 4 waiting per worker get 503 at once" },
+	{ "pam_user_case", SCOPE_GLOBAL, set_case, "sensitive", 0, 0,
+	  G(pam_user_case_insensitive), 0,
+	  "sensitive or insensitive: whether the PAM backend treats user names that differ "
+	  "only in case as one account (LDAP, SSSD: insensitive); the throttle counts alike" },
+	{ "pam_min_uid", SCOPE_GLOBAL, set_int, "1000", 0, LIMIT_PAM_MIN_UID_MAX,
+	  G(pam_min_uid), 0,
+	  "lowest UID that may sign in (system accounts are below it); 0 disables the check; "
+	  "root never signs in" },
+	{ "session_idle", SCOPE_GLOBAL, set_int, "3600", LIMIT_SESSION_S_MIN, LIMIT_SESSION_S_MAX,
+	  G(session_idle_s), 0, "seconds a session lasts without being used" },
+	{ "session_lifetime", SCOPE_GLOBAL, set_int, "86400", LIMIT_SESSION_S_MIN,
+	  LIMIT_SESSION_S_MAX, G(session_lifetime_s), 0,
+	  "seconds a session lasts at most after sign-in, however much it is used" },
+	{ "cert_max_duration", SCOPE_GLOBAL, set_int, "21600", LIMIT_CERT_DURATION_S_MIN,
+	  LIMIT_CERT_DURATION_S_MAX, G(cert_max_duration_s), 0,
+	  "longest certificate lifetime issued, in seconds (requests ask for less or get this)" },
+	{ "throttle_pair_max", SCOPE_GLOBAL, set_int, "5", 1, LIMIT_THROTTLE_ACCOUNT_MAX,
+	  G(throttle_pair_max), 0,
+	  "failed sign-ins per account from one client address (IPv6: its /64) per account "
+	  "window before 429" },
+	{ "throttle_account_max", SCOPE_GLOBAL, set_int, "20", 1, LIMIT_THROTTLE_ACCOUNT_MAX,
+	  G(throttle_account_max), 0,
+	  "failed sign-ins per account from all addresses per window before 429; not applied "
+	  "to an address the account signed in from within throttle_known_for" },
+	{ "throttle_account_window", SCOPE_GLOBAL, set_int, "900", 1, LIMIT_THROTTLE_WINDOW_S_MAX,
+	  G(throttle_account_window_s), 0,
+	  "seconds of the per-account and per-account-and-address windows" },
+	{ "throttle_known_for", SCOPE_GLOBAL, set_int, "2592000", 0, LIMIT_THROTTLE_KNOWN_S_MAX,
+	  G(throttle_known_for_s), 0,
+	  "seconds an address stays known to an account after a sign-in from it; 0 = the "
+	  "account-wide limit holds everywhere" },
+	{ "throttle_addr_max", SCOPE_GLOBAL, set_int, "20", 1, LIMIT_THROTTLE_ADDR_MAX,
+	  G(throttle_addr_max), 0,
+	  "failed sign-ins per client address (IPv6: its /64) per window before 429" },
+	{ "throttle_addr_window", SCOPE_GLOBAL, set_int, "900", 1, LIMIT_THROTTLE_WINDOW_S_MAX,
+	  G(throttle_addr_window_s), 0, "seconds of the per-address window" },
+	{ "key_dir", SCOPE_DOMAIN, set_path, NULL, 0, 0, D(key_dir), 1,
+	  "directory with the domain's current.pem (and previous.pem), as vep-keytool writes it" },
+	{ "public_url", SCOPE_DOMAIN, set_url, NULL, 0, 0, D(public_url), 0,
+	  "scheme://host[:port] where this authority is reached for the domain; absolute links "
+	  "in host-meta and WebFinger use it (default: http:// and the request's Host)" },
+	{ "account_suffix", SCOPE_DOMAIN, set_suffix, NULL, 1, LIMIT_ACCOUNT_SUFFIX_BYTES,
+	  D(account_suffix), 0,
+	  "text appended to an address's local part to make its PAM user name" },
+	{ "account_aliases", SCOPE_DOMAIN, set_path, NULL, 0, 0, D(account_aliases), 0,
+	  "file of 'LOCALPART PAMUSER' lines overriding the default mapping" },
+};
+
+#define NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
+
+static void
+whyf(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+whyf(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+}
+
+/* Replaces the string field with a copy of text. */
+static int
+store_text(void *field, const char *text, char *why, size_t whylen)
+{
+	char **dst = field, *p;
+
+	if ((p = strdup(text)) == NULL) {
+		whyf(why, whylen, "out of memory");
+		return VEP_ERR_NOMEM;
+	}
+	free(*dst);
+	*dst = p;
+	return VEP_OK;
+}
+
+static int
+set_int(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	/* Digits only: strtol alone would take "+5", " 5" or "0x10". */
+	if (!isdigit((unsigned char)text[0]) || *end != '\0' || errno != 0 ||
+	    v < k->min || v > k->max) {
+		whyf(why, whylen, "must be an integer from %ld to %ld", k->min, k->max);
+		return VEP_ERR_INVALID;
+	}
+	*(long *)field = v;
+	return VEP_OK;
+}
+
+static int
+set_path(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	char **dst = field;
+	char *p;
+
+	if (text[0] == '\0') {
+		whyf(why, whylen, "must be a path");
+		return VEP_ERR_INVALID;
+	}
+	/* A relative path means relative to the configuration file's
+	 * directory, never to whatever the working directory happens to be. */
+	if (text[0] != '/' && base_dir == NULL) {
+		whyf(why, whylen, "must be an absolute path");
+		return VEP_ERR_INVALID;
+	}
+	if (text[0] == '/') {
+		p = strdup(text);
+	} else if (asprintf(&p, "%s/%s", base_dir, text) < 0) {
+		p = NULL;
+	}
+	if (p == NULL) {
+		whyf(why, whylen, "out of memory");
+		return VEP_ERR_NOMEM;
+	}
+	free(*dst);
+	*dst = p;
+	return VEP_OK;
+}
+
+int
+config_parse_listen(const char *s, char *host, size_t hostlen, unsigned *port)
+{
+	const char *colon, *h = s, *hend;
+	unsigned char buf[sizeof(struct in6_addr)];
+	char tmp[INET6_ADDRSTRLEN];
+	unsigned long p;
+	char *end;
+	size_t n;
+	int v6 = 0;
+
+	if (s == NULL)
+		return VEP_ERR_INVALID;
+	if (s[0] == '[') {
+		hend = strchr(s, ']');
+		if (hend == NULL || hend[1] != ':')
+			return VEP_ERR_INVALID;
+		h = s + 1;
+		colon = hend + 1;
+		v6 = 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (colon == NULL)
+			return VEP_ERR_INVALID;
+		hend = colon;
+	}
+	n = (size_t)(hend - h);
+	if (n == 0 || n >= sizeof(tmp) || n >= hostlen)
+		return VEP_ERR_INVALID;
+	memcpy(tmp, h, n);
+	tmp[n] = '\0';
+	if (inet_pton(v6 ? AF_INET6 : AF_INET, tmp, buf) != 1)
+		return VEP_ERR_INVALID;
+	if (!isdigit((unsigned char)colon[1]) || strlen(colon + 1) > 5)
+		return VEP_ERR_INVALID;
+	p = strtoul(colon + 1, &end, 10);
+	if (*end != '\0' || p > 65535)
+		return VEP_ERR_INVALID;
+	memcpy(host, tmp, n + 1);
+	*port = (unsigned)p;
+	return VEP_OK;
+}
+
+static int
+set_listen(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	char host[INET6_ADDRSTRLEN];
+	unsigned port;
+
+	if (config_parse_listen(text, host, sizeof(host), &port) != 0) {
+		whyf(why, whylen, "must be IPv4-ADDRESS:PORT or [IPv6-ADDRESS]:PORT");
+		return VEP_ERR_INVALID;
+	}
+	return store_text(field, text, why, whylen);
+}
+
+/* Accepts http(s)://host[:port][/] and nothing else: the value is a base
+ * that paths are appended to, so a path, query or user part would produce
+ * wrong links. */
+static int
+set_url(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	char **dst = field, *p;
+	const char *h;
+	size_t n, i;
+	int ok = 1;
+
+	if (strncasecmp(text, "https://", 8) == 0)
+		h = text + 8;
+	else if (strncasecmp(text, "http://", 7) == 0)
+		h = text + 7;
+	else
+		h = NULL;
+	n = h != NULL ? strlen(h) : 0;
+	if (n > 0 && h[n - 1] == '/')
+		n--;
+	if (h == NULL || n == 0 || n > VEP_DOMAIN_MAX + 8)
+		ok = 0;
+	for (i = 0; ok && i < n; i++) {
+		unsigned char c = (unsigned char)h[i];
+		if (!isalnum(c) && c != '.' && c != '-' && c != ':' && c != '[' && c != ']')
+			ok = 0;
+	}
+	if (!ok) {
+		whyf(why, whylen, "must be http://HOST[:PORT] or https://HOST[:PORT] without a path");
+		return VEP_ERR_INVALID;
+	}
+	n += (size_t)(h - text);
+	if ((p = strndup(text, n)) == NULL) {
+		whyf(why, whylen, "out of memory");
+		return VEP_ERR_NOMEM;
+	}
+	for (i = 0; i < n; i++)
+		p[i] = (char)tolower((unsigned char)p[i]);
+	free(*dst);
+	*dst = p;
+	return VEP_OK;
+}
+
+static int
+set_loglevel(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	enum log_level lvl;
+
+	if (log_level_parse(text, &lvl) != 0) {
+		whyf(why, whylen, "must be error, warn, info or debug");
+		return VEP_ERR_INVALID;
+	}
+	*(long *)field = (long)lvl;
+	return VEP_OK;
+}
+
+/* "sensitive" (0) or "insensitive" (1). */
+static int
+set_case(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	(void)k;
+	(void)base_dir;
+	if (strcmp(text, "sensitive") == 0)
+		*(long *)field = 0;
+	else if (strcmp(text, "insensitive") == 0)
+		*(long *)field = 1;
+	else {
+		whyf(why, whylen, "must be sensitive or insensitive");
+		return VEP_ERR_INVALID;
+	}
+	return VEP_OK;
+}
+
+/* A short name: min..max bytes of [A-Za-z0-9._-], not "." or "..". PAM
+ * turns the service name into a path under /etc/pam.d. */
+static int
+set_name(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	size_t n = strspn(text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789._-");
+
+	if (text[n] != '\0' || n < (size_t)k->min || n > (size_t)k->max ||
+	    strcmp(text, ".") == 0 || strcmp(text, "..") == 0) {
+		whyf(why, whylen, "must be %ld to %ld characters of A-Z a-z 0-9 . _ -", k->min,
+		    k->max);
+		return VEP_ERR_INVALID;
+	}
+	return store_text(field, text, why, whylen);
+}
+
+static int
+set_proxies(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	struct proxy_list **dst = field, *l;
+	int rc;
+
+	if ((rc = proxy_list_parse(text, &l, why, whylen)) != 0)
+		return rc;
+	proxy_list_free(*dst);
+	*dst = l;
+	return VEP_OK;
+}
+
+/* A host name browsers put in an origin as is: ASCII labels of 1-63
+ * letters, digits and '-' (not at either end), at most 253 bytes, and a
+ * last label that is not all digits (the browser would read "10.1" as an
+ * IPv4 address and write it otherwise). */
+static int
+origin_hostname_ok(const char *h, size_t n)
+{
+	size_t i, label = 0, start = 0;
+	int digits = 1;
+
+	if (n == 0 || n > VEP_DOMAIN_MAX)
+		return 0;
+	for (i = 0; i <= n; i++) {
+		if (i == n || h[i] == '.') {
+			label = i - start;
+			if (label == 0 || label > 63 || h[start] == '-' || h[i - 1] == '-')
+				return 0;
+			if (i < n) {
+				start = i + 1;
+				digits = 1;
+			}
+			continue;
+		}
+		if (!isalnum((unsigned char)h[i]) && h[i] != '-')
+			return 0;
+		if (!isdigit((unsigned char)h[i]))
+			digits = 0;
+	}
+	return !digits;
+}
+
+/* One origin of embed_origins, s[0..n), written canonically (lowercase,
+ * IP addresses as browsers serialise them, the scheme's default port
+ * dropped) to out: exactly what a browser reports as event.origin and
+ * matches in frame-ancestors. https://HOST[:PORT] only; http:// only for a
+ * loopback host, which browsers treat as a secure context and no network
+ * attacker can stand in for (the webmail hands /embed a password). */
+static int
+origin_canonical(const char *s, size_t n, char *out, size_t outlen, char *why, size_t whylen)
+{
+	char host[VEP_DOMAIN_MAX + 1], addr[INET6_ADDRSTRLEN];
+	unsigned char bin[sizeof(struct in6_addr)];
+	const char *h, *hend, *end = s + n;
+	unsigned long port = 0;
+	size_t i, hlen;
+	int https, v4 = 0, loopback;
+
+	if (n > 8 && strncasecmp(s, "https://", 8) == 0) {
+		https = 1;
+		h = s + 8;
+	} else if (n > 7 && strncasecmp(s, "http://", 7) == 0) {
+		https = 0;
+		h = s + 7;
+	} else {
+		whyf(why, whylen, "'%.*s' must be https://HOST[:PORT]", (int)(n > 80 ? 80 : n), s);
+		return VEP_ERR_INVALID;
+	}
+	if (h < end && *h == '[') {
+		hend = memchr(h, ']', (size_t)(end - h));
+		if (hend == NULL)
+			goto bad;
+		hlen = (size_t)(hend - h - 1);
+		if (hlen == 0 || hlen >= sizeof(addr))
+			goto bad;
+		memcpy(addr, h + 1, hlen);
+		addr[hlen] = '\0';
+		if (inet_pton(AF_INET6, addr, bin) != 1 ||
+		    inet_ntop(AF_INET6, bin, addr, sizeof(addr)) == NULL)
+			goto bad;
+		snprintf(host, sizeof(host), "[%s]", addr);
+		hend++;
+	} else {
+		for (hend = h; hend < end && *hend != ':'; hend++)
+			;
+		hlen = (size_t)(hend - h);
+		if (hlen == 0 || hlen >= sizeof(host))
+			goto bad;
+		for (i = 0; i < hlen; i++)
+			host[i] = (char)tolower((unsigned char)h[i]);
+		host[hlen] = '\0';
+		if (strspn(host, "0123456789.") == hlen) {
+			if (inet_pton(AF_INET, host, bin) != 1 ||
+			    inet_ntop(AF_INET, bin, addr, sizeof(addr)) == NULL ||
+			    strcmp(addr, host) != 0)
+				goto bad;
+			v4 = 1;
+		} else if (!origin_hostname_ok(host, hlen)) {
+			goto bad;
+		}
+	}
+	if (hend < end) {
+		char *pend;
+		if (*hend != ':' || end - hend < 2 || end - hend > 6 ||
+		    !isdigit((unsigned char)hend[1]) || hend[1] == '0')
+			goto bad;
+		for (i = 1; i < (size_t)(end - hend); i++)
+			if (!isdigit((unsigned char)hend[i]))
+				goto bad;
+		port = strtoul(hend + 1, &pend, 10);
+		if (port == 0 || port > 65535)
+			goto bad;
+	}
+	loopback = strcmp(host, "localhost") == 0 || strcmp(host, "[::1]") == 0 ||
+	    (v4 && strncmp(host, "127.", 4) == 0);
+	if (!https && !loopback) {
+		whyf(why, whylen, "'%.*s': http:// only for a loopback host (127.0.0.1, [::1], "
+		    "localhost); a webmail on the network must use https://",
+		    (int)(n > 80 ? 80 : n), s);
+		return VEP_ERR_INVALID;
+	}
+	if (port == (https ? 443UL : 80UL))
+		port = 0;
+	if (port != 0)
+		i = (size_t)snprintf(out, outlen, "%s://%s:%lu", https ? "https" : "http", host, port);
+	else
+		i = (size_t)snprintf(out, outlen, "%s://%s", https ? "https" : "http", host);
+	if (i >= outlen)
+		goto bad;
+	return VEP_OK;
+bad:
+	whyf(why, whylen, "'%.*s' must be https://HOST[:PORT]: a host name or IP address, an "
+	    "optional port, no path", (int)(n > 80 ? 80 : n), s);
+	return VEP_ERR_INVALID;
+}
+
+/* A list of origins separated by spaces or commas, stored canonically with
+ * one space between (core/config.h); empty text means none. */
+static int
+set_origins(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	char list[LIMIT_EMBED_ORIGINS_BYTES + 1], one[VEP_DOMAIN_MAX + 32], **dst = field, *p;
+	const char *s = text, *sep = " ,\t";
+	size_t used = 0, count = 0, n;
+	int rc;
+
+	(void)k;
+	(void)base_dir;
+	list[0] = '\0';
+	for (s += strspn(s, sep); *s != '\0'; s += strspn(s, sep)) {
+		n = strcspn(s, sep);
+		if ((rc = origin_canonical(s, n, one, sizeof(one), why, whylen)) != 0)
+			return rc;
+		s += n;
+		if (++count > LIMIT_EMBED_ORIGINS) {
+			whyf(why, whylen, "more than %d origins", LIMIT_EMBED_ORIGINS);
+			return VEP_ERR_INVALID;
+		}
+		for (p = list; (p = strstr(p, one)) != NULL; p += strlen(one)) {
+			char after = p[strlen(one)];
+			if ((p == list || p[-1] == ' ') && (after == '\0' || after == ' ')) {
+				whyf(why, whylen, "'%s' listed twice", one);
+				return VEP_ERR_INVALID;
+			}
+		}
+		if (used + (used > 0) + strlen(one) > LIMIT_EMBED_ORIGINS_BYTES) {
+			whyf(why, whylen, "longer than %d bytes", LIMIT_EMBED_ORIGINS_BYTES);
+			return VEP_ERR_INVALID;
+		}
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
+		    used > 0 ? " " : "", one);
+	}
+	if (used == 0) {
+		free(*dst);
+		*dst = NULL;
+		return VEP_OK;
+	}
+	return store_text(field, list, why, whylen);
+}
+
+/* Printable ASCII without spaces, '/' or ':' (the result is a user name
+ * handed to PAM and NSS). */
+static int
+set_suffix(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	size_t i, n = strlen(text);
+
+	for (i = 0; i < n; i++)
+		if (text[i] <= ' ' || text[i] == 0x7f || text[i] == '/' || text[i] == ':' ||
+		    (unsigned char)text[i] > 0x7f)
+			break;
+	if (i != n || n < (size_t)k->min || n > (size_t)k->max) {
+		whyf(why, whylen, "must be %ld to %ld printable ASCII characters without spaces, "
+		    "'/' or ':'", k->min, k->max);
+		return VEP_ERR_INVALID;
+	}
+	return store_text(field, text, why, whylen);
+}
+
+static const struct config_key *
+find_key(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NKEYS; i++)
+		if (strcmp(config_keys[i].name, name) == 0)
+			return &config_keys[i];
+	return NULL;
+}
+
+struct config *
+config_new(void)
+{
+	struct config *cfg;
+	char why[160];
+	size_t i;
+
+	if ((cfg = calloc(1, sizeof(*cfg))) == NULL)
+		return NULL;
+	for (i = 0; i < NKEYS; i++) {
+		const struct config_key *k = &config_keys[i];
+		if (k->scope != SCOPE_GLOBAL || k->def == NULL)
+			continue;
+		/* Defaults go through the setters so they obey the same rules. */
+		if (k->set(k, (char *)cfg + k->offset, k->def, NULL, why, sizeof(why)) != 0) {
+			config_free(cfg);
+			return NULL;
+		}
+	}
+	return cfg;
+}
+
+static void
+domain_clear(struct config_domain *d)
+{
+	free(d->name);
+	free(d->key_dir);
+	free(d->public_url);
+	free(d->account_suffix);
+	free(d->account_aliases);
+	memset(d, 0, sizeof(*d));
+}
+
+void
+config_free(struct config *cfg)
+{
+	size_t i;
+
+	if (cfg == NULL)
+		return;
+	for (i = 0; i < cfg->ndomains; i++)
+		domain_clear(&cfg->domains[i]);
+	free(cfg->domains);
+	free(cfg->path);
+	free(cfg->listen);
+	free(cfg->state_dir);
+	free(cfg->pam_service);
+	free(cfg->shim_origin);
+	free(cfg->embed_origins);
+	free(cfg->tls_cert);
+	free(cfg->tls_key);
+	free(cfg->user);
+	proxy_list_free(cfg->trusted_proxies);
+	free(cfg);
+}
+
+/* Keys a running server cannot change: its sockets, threads, database,
+ * PAM helpers and identity are set up once at start. */
+static const char *const restart_only[] = {
+	"listen", "state_dir", "request_timeout", "header_timeout", "body_timeout",
+	"max_connections", "max_connections_per_addr", "workers", "log_level", "db_max_mib",
+	"pam_service", "pam_timeout", "pam_workers", "pam_min_uid", "user",
+	/* Read by the database writer threads, outside any loop. */
+	"session_idle", "session_lifetime", "throttle_pair_max", "throttle_account_max",
+	"throttle_account_window", "throttle_known_for", "throttle_addr_max",
+	"throttle_addr_window", "pam_user_case",
+};
+
+static int
+key_differs(const struct config_key *k, const struct config *a, const struct config *b)
+{
+	const char *fa = (const char *)a + k->offset, *fb = (const char *)b + k->offset;
+
+	if (k->set == set_int || k->set == set_loglevel || k->set == set_case)
+		return *(const long *)fa != *(const long *)fb;
+	if (*(char *const *)fa == NULL || *(char *const *)fb == NULL)
+		return *(char *const *)fa != *(char *const *)fb;
+	return strcmp(*(char *const *)fa, *(char *const *)fb) != 0;
+}
+
+size_t
+config_restart_changes(const struct config *running, const struct config *next, char *names,
+    size_t nameslen)
+{
+	size_t i, n = 0;
+
+	if (nameslen > 0)
+		names[0] = '\0';
+	for (i = 0; i < sizeof(restart_only) / sizeof(restart_only[0]); i++) {
+		const struct config_key *k = find_key(restart_only[i]);
+		if (k == NULL || !key_differs(k, running, next))
+			continue;
+		n++;
+		if (nameslen > 0 && strlen(names) + strlen(k->name) + 3 < nameslen)
+			snprintf(names + strlen(names), nameslen - strlen(names), "%s%s",
+			    n > 1 ? ", " : "", k->name);
+	}
+	return n;
+}
+
+const struct config_domain *
+config_find_domain(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; cfg != NULL && name != NULL && i < cfg->ndomains; i++)
+		if (strcmp(cfg->domains[i].name, name) == 0)
+			return &cfg->domains[i];
+	return NULL;
+}
+
+/* Appends an empty domain named name (validated, lowercased). */
+static int
+domain_append(struct config *cfg, const char *name, struct config_domain **out)
+{
+	struct config_domain *nd;
+	char *lname;
+
+	*out = NULL;
+	if (strlen(name) > VEP_DOMAIN_MAX || !vep_domain_valid(name))
+		return VEP_ERR_INVALID;
+	if ((lname = strdup(name)) == NULL)
+		return VEP_ERR_NOMEM;
+	vep_domain_lower(lname);
+	if (config_find_domain(cfg, lname) != NULL) {
+		free(lname);
+		return VEP_ERR_EXISTS;
+	}
+	if (cfg->ndomains >= LIMIT_CONFIG_DOMAINS) {
+		free(lname);
+		return VEP_ERR_TOOBIG;
+	}
+	nd = realloc(cfg->domains, (cfg->ndomains + 1) * sizeof(*nd));
+	if (nd == NULL) {
+		free(lname);
+		return VEP_ERR_NOMEM;
+	}
+	cfg->domains = nd;
+	memset(&nd[cfg->ndomains], 0, sizeof(*nd));
+	nd[cfg->ndomains].name = lname;
+	*out = &nd[cfg->ndomains++];
+	return VEP_OK;
+}
+
+int
+config_add_domain(struct config *cfg, const char *name, const char *key_dir)
+{
+	struct config_domain *d;
+	int rc;
+
+	if (key_dir == NULL || key_dir[0] != '/')
+		return VEP_ERR_INVALID;
+	if ((rc = domain_append(cfg, name, &d)) != 0)
+		return rc;
+	if ((d->key_dir = strdup(key_dir)) == NULL)
+		return VEP_ERR_NOMEM; /* the half-built row is freed with cfg */
+	return VEP_OK;
+}
+
+int
+config_set(struct config *cfg, const char *source, const char *key, const char *value,
+    char *err, size_t errlen)
+{
+	const struct config_key *k = find_key(key);
+	char why[200];
+	int rc;
+
+	if (k == NULL || k->scope != SCOPE_GLOBAL) {
+		snprintf(err, errlen, "%s: unknown key '%s'", source, key);
+		return VEP_ERR_INVALID;
+	}
+	if ((rc = k->set(k, (char *)cfg + k->offset, value, NULL, why, sizeof(why))) != 0)
+		snprintf(err, errlen, "%s: key '%s': %s", source, key, why);
+	return rc;
+}
+
+int
+config_check(const struct config *cfg, const char *source, char *err, size_t errlen)
+{
+	if (cfg->session_idle_s > cfg->session_lifetime_s) {
+		snprintf(err, errlen, "%s: key 'session_idle': must not exceed session_lifetime (%ld)",
+		    source, cfg->session_lifetime_s);
+		return VEP_ERR_INVALID;
+	}
+	return VEP_OK;
+}
+
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n'))
+		*--e = '\0';
+	return s;
+}
+
+/* State of one parse: which keys were seen in the current scope. */
+struct parse {
+	const char *path;
+	const char *base_dir;
+	unsigned line;
+	struct config *cfg;
+	struct config_domain *dom;       /* current section, NULL for global */
+	unsigned char seen_global[NKEYS];
+	unsigned char seen_domain[NKEYS];
+	unsigned line_global[NKEYS];     /* where each global key was set */
+	char *err;
+	size_t errlen;
+};
+
+static int
+perr(struct parse *p, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int
+perr(struct parse *p, const char *key, const char *fmt, ...)
+{
+	char why[300];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (key != NULL)
+		snprintf(p->err, p->errlen, "%s:%u: key '%s': %s", p->path, p->line, key, why);
+	else
+		snprintf(p->err, p->errlen, "%s:%u: %s", p->path, p->line, why);
+	return VEP_ERR_INVALID;
+}
+
+/* Checks the finished section's required keys. */
+static int
+close_domain(struct parse *p)
+{
+	size_t i;
+
+	if (p->dom == NULL)
+		return VEP_OK;
+	for (i = 0; i < NKEYS; i++) {
+		if (config_keys[i].scope == SCOPE_DOMAIN && config_keys[i].required &&
+		    !p->seen_domain[i]) {
+			snprintf(p->err, p->errlen, "%s:%u: key '%s': missing in [domain %s]",
+			    p->path, p->dom->line, config_keys[i].name, p->dom->name);
+			return VEP_ERR_INVALID;
+		}
+	}
+	return VEP_OK;
+}
+
+static int
+parse_section(struct parse *p, char *s)
+{
+	char *name;
+	int rc;
+
+	if (s[strlen(s) - 1] != ']')
+		return perr(p, NULL, "section header must end with ']'");
+	s[strlen(s) - 1] = '\0';
+	s = trim(s + 1);
+	if (strncmp(s, "domain", 6) != 0 || (s[6] != ' ' && s[6] != '\t'))
+		return perr(p, NULL, "unknown section '[%.40s]' (expected [domain NAME])", s);
+	if ((rc = close_domain(p)) != 0)
+		return rc;
+	name = trim(s + 6);
+	rc = domain_append(p->cfg, name, &p->dom);
+	if (rc == VEP_ERR_EXISTS)
+		return perr(p, NULL, "domain '%.253s' appears twice", name);
+	if (rc == VEP_ERR_TOOBIG)
+		return perr(p, NULL, "more than %d domains", LIMIT_CONFIG_DOMAINS);
+	if (rc == VEP_ERR_NOMEM)
+		return perr(p, NULL, "out of memory");
+	if (rc != 0)
+		return perr(p, NULL, "'%.253s' is not a valid domain name", name);
+	p->dom->line = p->line;
+	memset(p->seen_domain, 0, sizeof(p->seen_domain));
+	return VEP_OK;
+}
+
+static int
+parse_assignment(struct parse *p, char *s)
+{
+	const struct config_key *k;
+	char *eq = strchr(s, '='), *key, *val, why[200];
+	unsigned char *seen;
+	size_t idx;
+	void *base;
+
+	if (eq == NULL)
+		return perr(p, NULL, "expected 'key = value' or '[domain NAME]'");
+	*eq = '\0';
+	key = trim(s);
+	val = trim(eq + 1);
+	if ((k = find_key(key)) == NULL)
+		return perr(p, key, "unknown key");
+	idx = (size_t)(k - config_keys);
+	if (k->scope == SCOPE_DOMAIN && p->dom == NULL)
+		return perr(p, key, "belongs in a [domain NAME] section");
+	if (k->scope == SCOPE_GLOBAL && p->dom != NULL)
+		return perr(p, key, "is global: put it before the first [domain] section");
+	seen = p->dom != NULL ? p->seen_domain : p->seen_global;
+	if (seen[idx])
+		return perr(p, key, "set twice");
+	if (val[0] == '\0')
+		return perr(p, key, "empty value");
+	base = p->dom != NULL ? (void *)p->dom : (void *)p->cfg;
+	if (k->set(k, (char *)base + k->offset, val, p->base_dir, why, sizeof(why)) != 0)
+		return perr(p, key, "%s", why);
+	seen[idx] = 1;
+	if (p->dom != NULL && strcmp(k->name, "key_dir") == 0)
+		p->dom->key_dir_line = p->line;
+	if (p->dom != NULL && strcmp(k->name, "account_aliases") == 0)
+		p->dom->account_aliases_line = p->line;
+	if (p->dom == NULL)
+		p->line_global[idx] = p->line;
+	return VEP_OK;
+}
+
+static int
+parse_text(struct parse *p, char *text, size_t len)
+{
+	char *line = text, *nl, *s;
+	int rc;
+
+	if (memchr(text, '\0', len) != NULL) {
+		p->line = 1;
+		return perr(p, NULL, "file contains a NUL byte");
+	}
+	while (line < text + len) {
+		p->line++;
+		nl = memchr(line, '\n', (size_t)(text + len - line));
+		if (nl != NULL)
+			*nl = '\0';
+		if (strlen(line) + 1 > LIMIT_CONFIG_LINE_BYTES)
+			return perr(p, NULL, "line longer than %d bytes", LIMIT_CONFIG_LINE_BYTES);
+		s = trim(line);
+		if (s[0] == '\0' || s[0] == '#')
+			rc = 0;
+		else if (s[0] == '[')
+			rc = parse_section(p, s);
+		else
+			rc = parse_assignment(p, s);
+		if (rc != 0)
+			return rc;
+		if (nl == NULL)
+			break;
+		line = nl + 1;
+	}
+	if ((rc = close_domain(p)) != 0)
+		return rc;
+	if (p->cfg->session_idle_s > p->cfg->session_lifetime_s) {
+		const struct config_key *k = find_key("session_idle");
+		p->line = p->line_global[k - config_keys];
+		if (p->line == 0)
+			p->line = p->line_global[find_key("session_lifetime") - config_keys];
+		return perr(p, "session_idle", "must not exceed session_lifetime (%ld)",
+		    p->cfg->session_lifetime_s);
+	}
+	if (p->cfg->ndomains == 0) {
+		snprintf(p->err, p->errlen, "%s: no [domain NAME] section: at least one served "
+		    "domain is required", p->path);
+		return VEP_ERR_INVALID;
+	}
+	return VEP_OK;
+}
+
+int
+config_read_file(const char *path, char **out, size_t *outlen, char *err, size_t errlen)
+{
+	FILE *f = NULL;
+	char *buf = NULL;
+	size_t n;
+	int rc = VEP_ERR_IO;
+
+	*out = NULL;
+	*outlen = 0;
+	if ((f = fopen(path, "re")) == NULL) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		goto out;
+	}
+	if ((buf = malloc(LIMIT_CONFIG_FILE_BYTES + 1)) == NULL) {
+		rc = VEP_ERR_NOMEM;
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
+	n = fread(buf, 1, LIMIT_CONFIG_FILE_BYTES + 1, f);
+	if (ferror(f)) {
+		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+		goto out;
+	}
+	if (n > LIMIT_CONFIG_FILE_BYTES) {
+		rc = VEP_ERR_TOOBIG;
+		snprintf(err, errlen, "%s: larger than %d bytes", path, LIMIT_CONFIG_FILE_BYTES);
+		goto out;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*outlen = n;
+	buf = NULL;
+	rc = VEP_OK;
+out:
+	free(buf);
+	if (f != NULL)
+		fclose(f);
+	return rc;
+}
+
+int
+config_load(const char *path, struct config **out, char *err, size_t errlen)
+{
+	char *text = NULL;
+	size_t len;
+	int rc;
+
+	*out = NULL;
+	if (errlen > 0)
+		err[0] = '\0';
+	if ((rc = config_read_file(path, &text, &len, err, errlen)) == 0)
+		rc = config_load_text(path, text, len, out, err, errlen);
+	free(text);
+	return rc;
+}
+
+int
+config_load_text(const char *path, const char *text, size_t len, struct config **out,
+    char *err, size_t errlen)
+{
+	struct config *cfg = NULL;
+	struct parse p;
+	char *copy = NULL, *dir = NULL, *slash;
+	int rc = VEP_ERR_NOMEM;
+
+	*out = NULL;
+	if (errlen > 0)
+		err[0] = '\0';
+	if ((copy = malloc(len + 1)) == NULL) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	if ((cfg = config_new()) == NULL || (cfg->path = strdup(path)) == NULL ||
+	    (dir = strdup(path)) == NULL) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
+	slash = strrchr(dir, '/');
+	if (slash == NULL) {
+		free(dir);
+		dir = strdup(".");
+	} else if (slash == dir) {
+		slash[1] = '\0';
+	} else {
+		*slash = '\0';
+	}
+	if (dir == NULL)
+		goto out;
+	memset(&p, 0, sizeof(p));
+	p.path = path;
+	p.base_dir = dir;
+	p.cfg = cfg;
+	p.err = err;
+	p.errlen = errlen;
+	if ((rc = parse_text(&p, copy, len)) != 0)
+		goto out;
+	*out = cfg;
+	cfg = NULL;
+out:
+	free(copy);
+	free(dir);
+	config_free(cfg);
+	return rc;
+}
+
+void
+config_print_keys(FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < NKEYS; i++) {
+		const struct config_key *k = &config_keys[i];
+		fprintf(f, "%s\t%s\t%s\t%s\n", k->name,
+		    k->scope == SCOPE_GLOBAL ? "global" : "domain",
+		    k->def != NULL ? k->def : (k->required ? "(required)" : "(none)"), k->doc);
+	}
+}

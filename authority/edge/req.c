@@ -1,0 +1,1114 @@
+/*
+ * edge/req.c - per-request state, request-target decoding and all replies.
+ *
+ * Owns the evhttp request object from arrival to the one reply, the common
+ * response headers, the access log line and the one error->status table.
+ * Must never free an evhttp request (libevent does, after the reply) and
+ * never reply twice: every reply function ends by freeing the struct req.
+ */
+#include "edge/req.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/queue.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <jansson.h>
+
+#include "server/shared.h"
+#include "edge/conn.h"
+#include "edge/tls.h"
+#include "err.h"
+#include "edge/etag.h"
+#include "core/fixed_limits.h"
+#include "core/log.h"
+#include "server/loop.h"
+#include "edge/proxy.h"
+#include "secmem.h"
+#include "util.h"
+
+/* The one error table: status, reason phrase (for answers edge/conn.c writes
+ * itself) and the public message of every error. The messages are fixed
+ * strings, never input or internals. */
+static const struct {
+	int status;
+	const char *reason;
+	const char *message;
+} req_errors[REQ_ERR_COUNT] = {
+	[REQ_ERR_BAD_REQUEST] = { 400, "Bad Request", "bad request" },
+	[REQ_ERR_BAD_TARGET] = { 400, "Bad Request", "malformed request target" },
+	[REQ_ERR_BAD_DOMAIN] = { 400, "Bad Request", "invalid domain parameter" },
+	[REQ_ERR_BAD_HOST] = { 400, "Bad Request", "invalid Host header" },
+	[REQ_ERR_BAD_RESOURCE] = { 400, "Bad Request", "missing or malformed resource" },
+	[REQ_ERR_BAD_JSON] = { 400, "Bad Request", "malformed JSON body" },
+	[REQ_ERR_UNAUTHORIZED] = { 401, "Unauthorized", "not signed in" },
+	[REQ_ERR_FORBIDDEN] = { 403, "Forbidden", "forbidden" },
+	[REQ_ERR_CSRF] = { 403, "Forbidden", "missing or wrong X-CSRF-Token header" },
+	[REQ_ERR_ORIGIN] = { 403, "Forbidden", "cross-origin request refused" },
+	[REQ_ERR_NOT_FOUND] = { 404, "Not Found", "not found" },
+	[REQ_ERR_UNKNOWN_DOMAIN] = { 404, "Not Found", "domain not served here" },
+	[REQ_ERR_METHOD] = { 405, "Method Not Allowed", "method not allowed" },
+	[REQ_ERR_EXPECTATION] = { 417, "Expectation Failed", "expectation failed" },
+	[REQ_ERR_TOO_LARGE] = { 413, "Content Too Large", "request too large" },
+	[REQ_ERR_URI_TOO_LONG] = { 414, "URI Too Long", "request target too long" },
+	[REQ_ERR_MEDIA_TYPE] = { 415, "Unsupported Media Type", "unsupported media type" },
+	[REQ_ERR_MISDIRECTED] = { 421, "Misdirected Request", "host not served here" },
+	[REQ_ERR_TOO_MANY] = { 429, "Too Many Requests", "too many requests" },
+	[REQ_ERR_INTERNAL] = { 500, "Internal Server Error", "internal error" },
+	[REQ_ERR_NOT_IMPLEMENTED] = { 501, "Not Implemented", "method not implemented" },
+	[REQ_ERR_UNAVAILABLE] = { 503, "Service Unavailable", "service unavailable" },
+};
+
+/* libevent's command types, our bits and names (also the Allow order),
+ * and whether libevent 2.1.12 reads a body for the method at all
+ * (evhttp_method_may_have_body: not for HEAD or TRACE, whose "body" it
+ * would read as the next request). */
+static const struct {
+	enum evhttp_cmd_type ev;
+	unsigned bit;
+	const char *name;
+	int body;
+} req_methods[] = {
+	{ EVHTTP_REQ_GET, REQ_M_GET, "GET", 1 },
+	{ EVHTTP_REQ_HEAD, REQ_M_HEAD, "HEAD", 0 },
+	{ EVHTTP_REQ_POST, REQ_M_POST, "POST", 1 },
+	{ EVHTTP_REQ_PUT, REQ_M_PUT, "PUT", 1 },
+	{ EVHTTP_REQ_DELETE, REQ_M_DELETE, "DELETE", 1 },
+	{ EVHTTP_REQ_OPTIONS, REQ_M_OPTIONS, "OPTIONS", 1 },
+	{ EVHTTP_REQ_TRACE, REQ_M_TRACE, "TRACE", 0 },
+	{ EVHTTP_REQ_CONNECT, REQ_M_CONNECT, "CONNECT", 1 },
+	{ EVHTTP_REQ_PATCH, REQ_M_PATCH, "PATCH", 1 },
+};
+
+#define NMETHODS (sizeof(req_methods) / sizeof(req_methods[0]))
+
+/* VEP_ERR_* codes that are the client's fault; anything else is ours. */
+static const struct {
+	int vep;
+	enum req_error e;
+} vep_errors[] = {
+	{ VEP_ERR_INVALID, REQ_ERR_BAD_REQUEST },
+	{ VEP_ERR_TOOBIG, REQ_ERR_TOO_LARGE },
+	{ VEP_ERR_ALG, REQ_ERR_BAD_REQUEST },
+	{ VEP_ERR_KEYSIZE, REQ_ERR_BAD_REQUEST },
+	{ VEP_ERR_KEY, REQ_ERR_BAD_REQUEST },
+	{ VEP_ERR_EMAIL, REQ_ERR_BAD_REQUEST },
+	{ VEP_ERR_TIME, REQ_ERR_BAD_REQUEST },
+	{ VEP_ERR_IO, REQ_ERR_UNAVAILABLE },
+};
+
+static const char default_csp[] = "default-src 'none'; frame-ancestors 'none'";
+
+enum req_error
+req_error_from_vep(int vep_err)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(vep_errors) / sizeof(vep_errors[0]); i++)
+		if (vep_errors[i].vep == vep_err)
+			return vep_errors[i].e;
+	return REQ_ERR_INTERNAL;
+}
+
+int
+req_error_status(enum req_error e)
+{
+	if ((unsigned)e >= REQ_ERR_COUNT)
+		e = REQ_ERR_INTERNAL;
+	return req_errors[e].status;
+}
+
+/* The connection's peer address as text, "unknown" when it has none. */
+static void
+peer_address(struct evhttp_request *ev, char *out, size_t outlen)
+{
+	struct evhttp_connection *con = evhttp_request_get_connection(ev);
+	const struct sockaddr *sa = con != NULL ? evhttp_connection_get_addr(con) : NULL;
+	const void *ip = NULL;
+
+	snprintf(out, outlen, "unknown");
+	if (sa != NULL && sa->sa_family == AF_INET)
+		ip = &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+	else if (sa != NULL && sa->sa_family == AF_INET6)
+		ip = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+	if (ip != NULL && inet_ntop(sa->sa_family, ip, out, (socklen_t)outlen) == NULL)
+		snprintf(out, outlen, "unknown");
+}
+
+/* Every X-Forwarded-For value in order, joined by commas, into buf; NULL
+ * when there is none or they do not fit (then the peer is the client). */
+static const char *
+forwarded_for(struct evhttp_request *ev, char *buf, size_t buflen)
+{
+	const struct evkeyvalq *h = evhttp_request_get_input_headers(ev);
+	const struct evkeyval *kv;
+	size_t used = 0, n;
+
+	buf[0] = '\0';
+	TAILQ_FOREACH(kv, h, next) {
+		if (strcasecmp(kv->key, "X-Forwarded-For") != 0)
+			continue;
+		n = strlen(kv->value);
+		if (used + n + 2 > buflen)
+			return NULL;
+		if (used > 0)
+			buf[used++] = ',';
+		memcpy(buf + used, kv->value, n + 1);
+		used += n;
+	}
+	return used > 0 ? buf : NULL;
+}
+
+/* The peer, or the client a trusted proxy names (edge/proxy.h). */
+static void
+client_address(struct req *r)
+{
+	const struct proxy_list *trusted = authority_cfg(r->a)->trusted_proxies;
+	char peer[REQ_ADDR_BUFSZ], xff[PROXY_XFF_MAX + 1];
+
+	peer_address(r->ev, peer, sizeof(peer));
+	proxy_client_addr(trusted, peer, trusted != NULL ? forwarded_for(r->ev, xff,
+	    sizeof(xff)) : NULL, r->client_addr, sizeof(r->client_addr));
+}
+
+struct req *
+req_new(struct loop *l, struct evhttp_request *ev)
+{
+	struct authority *a = l->a;
+	struct req *r;
+	size_t i;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		log_error(&a->log, "out of memory for a request");
+		evhttp_send_error(ev, 500, NULL);
+		return NULL;
+	}
+	r->ev = ev;
+	r->a = a;
+	r->loop = l;
+	r->method_name = "?";
+	for (i = 0; i < NMETHODS; i++) {
+		if (req_methods[i].ev == evhttp_request_get_command(ev)) {
+			r->method = req_methods[i].bit;
+			r->method_name = req_methods[i].name;
+		}
+	}
+	r->target = evhttp_request_get_uri(ev);
+	if (r->target == NULL)
+		r->target = "";
+	clock_gettime(CLOCK_MONOTONIC, &r->start);
+	client_address(r);
+	return r;
+}
+
+static void
+req_free(struct req *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nparams; i++) {
+		free(r->params[i].name);
+		free(r->params[i].value);
+	}
+	free(r->params);
+	free(r->path);
+	json_decref(r->body);
+	session_tokens_wipe(&r->tokens);
+	conn_request_end(r->conn);
+	free(r);
+}
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int
+req_pct_decode(const char *s, size_t len, char **out)
+{
+	char *d;
+	size_t i, o = 0;
+	int hi, lo;
+
+	*out = NULL;
+	if ((d = malloc(len + 1)) == NULL)
+		return VEP_ERR_NOMEM;
+	for (i = 0; i < len; i++) {
+		if (s[i] != '%') {
+			d[o++] = s[i];
+			continue;
+		}
+		if (i + 2 >= len) {
+			free(d);
+			return VEP_ERR_INVALID;
+		}
+		hi = hexval((unsigned char)s[i + 1]);
+		lo = hi < 0 ? -1 : hexval((unsigned char)s[i + 2]);
+		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+			free(d);
+			return VEP_ERR_INVALID;
+		}
+		d[o++] = (char)(hi * 16 + lo);
+		i += 2;
+	}
+	d[o] = '\0';
+	*out = d;
+	return VEP_OK;
+}
+
+/* Adds one decoded name=value pair from raw bytes [s, s+len). */
+static enum req_error
+add_param(struct req *r, const char *s, size_t len)
+{
+	const char *eq = memchr(s, '=', len);
+	struct req_param *np, p = { NULL, NULL };
+	size_t nlen = eq != NULL ? (size_t)(eq - s) : len;
+
+	if (r->nparams >= LIMIT_QUERY_PARAMS)
+		return REQ_ERR_BAD_TARGET;
+	if (req_pct_decode(s, nlen, &p.name) != 0)
+		goto bad;
+	if (eq != NULL) {
+		if (req_pct_decode(eq + 1, len - nlen - 1, &p.value) != 0)
+			goto bad;
+	} else if ((p.value = strdup("")) == NULL) {
+		goto bad;
+	}
+	if ((np = realloc(r->params, (r->nparams + 1) * sizeof(*np))) == NULL)
+		goto bad;
+	r->params = np;
+	r->params[r->nparams++] = p;
+	return REQ_ERR_COUNT;
+bad:
+	free(p.name);
+	free(p.value);
+	/* An allocation failure here is reported as a bad target too: the
+	 * request is tiny (LIMIT_URI_BYTES), so only a broken host fails. */
+	return REQ_ERR_BAD_TARGET;
+}
+
+enum req_error
+req_parse_target(struct req *r)
+{
+	const char *t = r->target, *q, *s, *amp, *end;
+	size_t len = strlen(t), i;
+	enum req_error e;
+
+	if (len > LIMIT_URI_BYTES)
+		return REQ_ERR_URI_TOO_LONG;
+	/* Origin-form only ("/path?query"): absolute-form is for proxies,
+	 * and "*" is for OPTIONS, which nothing here serves. */
+	if (t[0] != '/')
+		return REQ_ERR_BAD_TARGET;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)t[i];
+		if (c <= 0x20 || c >= 0x7f || c == '#')
+			return REQ_ERR_BAD_TARGET;
+	}
+	q = strchr(t, '?');
+	end = q != NULL ? q : t + len;
+	/* An encoded slash would let "/a%2Fb" name what "/a/b" names without
+	 * looking like it; nothing legitimate needs one. */
+	for (s = t; s + 2 < end; s++)
+		if (s[0] == '%' && s[1] == '2' && (s[2] == 'f' || s[2] == 'F'))
+			return REQ_ERR_BAD_TARGET;
+	if (req_pct_decode(t, (size_t)(end - t), &r->path) != 0)
+		return REQ_ERR_BAD_TARGET;
+	if (q == NULL)
+		return REQ_ERR_COUNT;
+	for (s = q + 1; *s != '\0'; s = *amp != '\0' ? amp + 1 : amp) {
+		amp = strchr(s, '&');
+		if (amp == NULL)
+			amp = s + strlen(s);
+		if (amp == s)
+			continue; /* "a=1&&b=2": an empty pair carries nothing */
+		if ((e = add_param(r, s, (size_t)(amp - s))) != REQ_ERR_COUNT)
+			return e;
+	}
+	return REQ_ERR_COUNT;
+}
+
+const char *
+req_param(const struct req *r, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < r->nparams; i++)
+		if (strcmp(r->params[i].name, name) == 0)
+			return r->params[i].value;
+	return NULL;
+}
+
+size_t
+req_param_count(const struct req *r, const char *name)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nparams; i++)
+		if (strcmp(r->params[i].name, name) == 0)
+			n++;
+	return n;
+}
+
+const char *
+req_header(const struct req *r, const char *name)
+{
+	return evhttp_find_header(evhttp_request_get_input_headers(r->ev), name);
+}
+
+int
+req_is_tls(const struct req *r)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(r->ev);
+	struct bufferevent *bev = evcon != NULL ? evhttp_connection_get_bufferevent(evcon) : NULL;
+
+	return bev != NULL && bufferevent_openssl_get_ssl(bev) != NULL;
+}
+
+const char *
+req_framing_problem(const struct req *r)
+{
+	const struct evkeyvalq *h = evhttp_request_get_input_headers(r->ev);
+	const struct evkeyval *kv;
+	const char *te = NULL;
+	unsigned ncl = 0, nte = 0;
+
+	for (kv = h->tqh_first; kv != NULL; kv = kv->next.tqe_next) {
+		if (strcasecmp(kv->key, "Content-Length") == 0)
+			ncl++;
+		else if (strcasecmp(kv->key, "Transfer-Encoding") == 0) {
+			nte++;
+			te = kv->value;
+		}
+	}
+	if (nte > 0 && ncl > 0)
+		return "Transfer-Encoding together with Content-Length";
+	if (ncl > 1)
+		return "more than one Content-Length";
+	if (nte > 1 || (te != NULL && strcasecmp(te, "chunked") != 0))
+		return "unsupported Transfer-Encoding (only chunked)";
+	return NULL;
+}
+
+/* Where the raw scanner is (struct req_scan's state). */
+enum scan_state {
+	SCAN_IDLE,          /* between requests: the next byte starts one */
+	SCAN_METHOD,
+	SCAN_TARGET,
+	SCAN_VERSION,
+	SCAN_LINE_LF,       /* CR of the request line seen */
+	SCAN_FIELD_START,   /* at the start of a header line */
+	SCAN_NAME,
+	SCAN_VALUE,
+	SCAN_FIELD_LF,      /* CR of a header line seen */
+	SCAN_HEAD_LF,       /* CR of the empty line seen */
+	SCAN_BODY,          /* Content-Length bytes */
+	SCAN_CHUNK_SIZE,
+	SCAN_CHUNK_SIZE_LF,
+	SCAN_CHUNK_DATA,
+	SCAN_CHUNK_CR,      /* the CRLF after a chunk's data */
+	SCAN_CHUNK_LF,
+	SCAN_TRAILER,       /* after the last chunk: only the empty line */
+	SCAN_TRAILER_LF,
+	SCAN_FAILED,
+};
+
+/* The header fields that decide framing (names as lowercased). */
+enum scan_field { FIELD_OTHER, FIELD_HOST, FIELD_CL, FIELD_TE, FIELD_EXPECT };
+
+static const struct {
+	const char *name;
+	enum scan_field field;
+} scan_fields[] = {
+	{ "host", FIELD_HOST },
+	{ "content-length", FIELD_CL },
+	{ "transfer-encoding", FIELD_TE },
+	{ "expect", FIELD_EXPECT },
+};
+
+/* RFC 9110 tchar. */
+static int
+is_tchar(unsigned char c)
+{
+	return isalnum(c) || (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+static enum req_error
+scan_fail(struct req_scan *s, enum req_error e, const char *why)
+{
+	s->state = SCAN_FAILED;
+	s->error = e;
+	s->why = why != NULL ? why : req_errors[e].message;
+	return e;
+}
+
+static void
+scan_capture(struct req_scan *s, unsigned char c)
+{
+	if (s->caplen < REQ_SCAN_CAPTURE)
+		s->cap[s->caplen++] = (char)c;
+	else
+		s->capover = 1;
+}
+
+static void
+scan_capture_reset(struct req_scan *s)
+{
+	s->caplen = 0;
+	s->capover = 0;
+}
+
+void
+req_scan_init(struct req_scan *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->state = SCAN_IDLE;
+	s->error = REQ_ERR_COUNT;
+}
+
+/* The request line's method ended (at the space). */
+static enum req_error
+scan_method(struct req_scan *s)
+{
+	size_t i;
+
+	s->cap[s->caplen] = '\0';
+	for (i = 0; i < NMETHODS && !s->capover; i++) {
+		if (strcmp(req_methods[i].name, s->cap) != 0)
+			continue;
+		s->method = req_methods[i].bit;
+		/* CONNECT takes an authority-form target, which libevent
+		 * refuses with its own page when it is not one; we are no
+		 * proxy. */
+		if (s->method == REQ_M_CONNECT)
+			break;
+		return REQ_ERR_COUNT;
+	}
+	/* libevent would answer its own 501 page. */
+	return scan_fail(s, REQ_ERR_NOT_IMPLEMENTED, NULL);
+}
+
+/* A header line's value ended (at its CR): judges the framing ones. */
+static void
+scan_value(struct req_scan *s)
+{
+	size_t i;
+
+	while (s->caplen > 0 && (s->cap[s->caplen - 1] == ' ' || s->cap[s->caplen - 1] == '\t'))
+		s->caplen--;
+	s->cap[s->caplen] = '\0';
+	switch (s->field) {
+	case FIELD_CL:
+		s->cl_bad = s->capover || s->caplen == 0 ||
+		    strspn(s->cap, "0123456789") != s->caplen;
+		s->cl = 0;
+		/* Saturates above the body limit: only "too large" matters. */
+		for (i = 0; i < s->caplen && !s->cl_bad; i++)
+			if (s->cl <= LIMIT_BODY_BYTES)
+				s->cl = s->cl * 10 + (unsigned)(s->cap[i] - '0');
+		break;
+	case FIELD_TE:
+		s->te_bad = s->capover || strcasecmp(s->cap, "chunked") != 0;
+		break;
+	case FIELD_EXPECT:
+		s->expect_bad = s->capover || strcasecmp(s->cap, "100-continue") != 0;
+		break;
+	default:
+		break;
+	}
+}
+
+/* The head ended: is its framing unambiguous, and what follows it? */
+static enum req_error
+scan_head_end(struct req_scan *s)
+{
+	int body = 0;
+	size_t i;
+
+	s->heads++;
+	for (i = 0; i < NMETHODS; i++)
+		if (req_methods[i].bit == s->method)
+			body = req_methods[i].body;
+	if (!s->http10 && s->nhost == 0)
+		return scan_fail(s, REQ_ERR_BAD_REQUEST, "missing Host header");
+	if (s->nhost > 1)
+		return scan_fail(s, REQ_ERR_BAD_REQUEST, "more than one Host header");
+	if (s->ncl > 1)
+		return scan_fail(s, REQ_ERR_BAD_REQUEST, "more than one Content-Length");
+	if (s->nte > 1)
+		return scan_fail(s, REQ_ERR_BAD_REQUEST, "more than one Transfer-Encoding");
+	if (s->nte > 0 && s->ncl > 0)
+		return scan_fail(s, REQ_ERR_BAD_REQUEST,
+		    "Transfer-Encoding together with Content-Length");
+	if (s->nte > 0 && s->te_bad)
+		return scan_fail(s, REQ_ERR_BAD_REQUEST,
+		    "unsupported Transfer-Encoding (only chunked)");
+	if (s->nte > 0 && s->http10)
+		return scan_fail(s, REQ_ERR_BAD_REQUEST, "Transfer-Encoding in an HTTP/1.0 request");
+	if (s->ncl > 0 && s->cl_bad)
+		return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed Content-Length");
+	if (s->nexpect > 0 && s->expect_bad)
+		return scan_fail(s, REQ_ERR_EXPECTATION, NULL);
+	if (!body && (s->nte > 0 || s->cl > 0))
+		return scan_fail(s, REQ_ERR_BAD_REQUEST, "a body on a HEAD or TRACE request");
+	if (s->cl > LIMIT_BODY_BYTES)
+		return scan_fail(s, REQ_ERR_TOO_LARGE, NULL);
+	if (s->nte > 0) {
+		s->state = SCAN_CHUNK_SIZE;
+		s->left = 0;
+		s->digits = 0;
+		s->body = 0;
+	} else if (s->cl > 0) {
+		s->state = SCAN_BODY;
+		s->left = s->cl;
+	} else {
+		s->state = SCAN_IDLE;
+	}
+	return REQ_ERR_COUNT;
+}
+
+/* One byte of a request line or header line (the head). */
+static enum req_error
+scan_head_byte(struct req_scan *s, unsigned char c)
+{
+	size_t i;
+
+	if (++s->head_bytes > LIMIT_HEADER_BYTES)
+		return scan_fail(s, REQ_ERR_BAD_REQUEST, "request head too large");
+	switch (s->state) {
+	case SCAN_METHOD:
+		if (c == ' ' && s->caplen > 0) {
+			s->state = SCAN_TARGET;
+			s->digits = 0;
+			return scan_method(s);
+		}
+		if (is_tchar(c)) {
+			scan_capture(s, c);
+			return REQ_ERR_COUNT;
+		}
+		if ((c == '\r' || c == '\n') && s->caplen == 0)
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "empty line before the request line");
+		return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed request line");
+	case SCAN_TARGET:
+		if (c == ' ' && s->digits > 0) {
+			s->state = SCAN_VERSION;
+			scan_capture_reset(s);
+			return REQ_ERR_COUNT;
+		}
+		if (c <= 0x20 || c >= 0x7f)
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed request line");
+		/* Origin-form only: "/", not "//" (which libevent parses as
+		 * an authority and may refuse with its own page). */
+		if ((s->digits == 0 && c != '/') || (s->digits == 1 && c == '/'))
+			return scan_fail(s, REQ_ERR_BAD_TARGET, NULL);
+		if (s->digits < 2)
+			s->digits++;  /* characters of the target so far, up to 2 */
+		return REQ_ERR_COUNT;
+	case SCAN_VERSION:
+		if (c != '\r') {
+			if (c <= 0x20 || c >= 0x7f)
+				return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed request line");
+			scan_capture(s, c);
+			return REQ_ERR_COUNT;
+		}
+		s->cap[s->caplen] = '\0';
+		if (s->capover || (strcmp(s->cap, "HTTP/1.1") != 0 && strcmp(s->cap, "HTTP/1.0") != 0))
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "unsupported HTTP version");
+		s->http10 = strcmp(s->cap, "HTTP/1.0") == 0;
+		s->state = SCAN_LINE_LF;
+		return REQ_ERR_COUNT;
+	case SCAN_LINE_LF:
+	case SCAN_FIELD_LF:
+		if (c != '\n')
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "CR without LF");
+		s->state = SCAN_FIELD_START;
+		return REQ_ERR_COUNT;
+	case SCAN_FIELD_START:
+		if (c == '\r') {
+			s->state = SCAN_HEAD_LF;
+			return REQ_ERR_COUNT;
+		}
+		if (c == ' ' || c == '\t')
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "obsolete line folding in a header");
+		if (!is_tchar(c))
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed header line");
+		scan_capture_reset(s);
+		scan_capture(s, (unsigned char)tolower(c));
+		s->state = SCAN_NAME;
+		return REQ_ERR_COUNT;
+	case SCAN_NAME:
+		if (is_tchar(c)) {
+			scan_capture(s, (unsigned char)tolower(c));
+			return REQ_ERR_COUNT;
+		}
+		if (c == ' ' || c == '\t')
+			return scan_fail(s, REQ_ERR_BAD_REQUEST,
+			    "space in a header name or before its colon");
+		if (c != ':')
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed header line");
+		s->cap[s->caplen] = '\0';
+		s->field = FIELD_OTHER;
+		for (i = 0; i < sizeof(scan_fields) / sizeof(scan_fields[0]) && !s->capover; i++)
+			if (strcmp(scan_fields[i].name, s->cap) == 0)
+				s->field = scan_fields[i].field;
+		s->nhost += s->field == FIELD_HOST;
+		s->ncl += s->field == FIELD_CL;
+		s->nte += s->field == FIELD_TE;
+		s->nexpect += s->field == FIELD_EXPECT;
+		scan_capture_reset(s);
+		s->state = SCAN_VALUE;
+		return REQ_ERR_COUNT;
+	case SCAN_VALUE:
+		if (c == '\r') {
+			scan_value(s);
+			s->state = SCAN_FIELD_LF;
+			return REQ_ERR_COUNT;
+		}
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "control character in a header value");
+		/* Only framing values are kept, without leading OWS. */
+		if (s->field != FIELD_OTHER && s->field != FIELD_HOST &&
+		    (s->caplen > 0 || (c != ' ' && c != '\t')))
+			scan_capture(s, c);
+		return REQ_ERR_COUNT;
+	case SCAN_HEAD_LF:
+		if (c != '\n')
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "CR without LF");
+		return scan_head_end(s);
+	default:
+		return scan_fail(s, REQ_ERR_INTERNAL, NULL);
+	}
+}
+
+/* One byte of a chunked body's framing (not of a chunk's data). */
+static enum req_error
+scan_chunk_byte(struct req_scan *s, unsigned char c)
+{
+	switch (s->state) {
+	case SCAN_CHUNK_SIZE:
+		if (isxdigit(c) && s->digits < REQ_SCAN_CHUNK_DIGITS) {
+			s->digits++;
+			s->left = s->left * 16 + (unsigned)hexval(c);
+			return REQ_ERR_COUNT;
+		}
+		if (c != '\r' || s->digits == 0)
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed chunk size");
+		s->state = SCAN_CHUNK_SIZE_LF;
+		return REQ_ERR_COUNT;
+	case SCAN_CHUNK_SIZE_LF:
+		if (c != '\n')
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed chunk size");
+		if (s->left == 0) {
+			s->state = SCAN_TRAILER;
+			return REQ_ERR_COUNT;
+		}
+		s->body += s->left;
+		if (s->body > LIMIT_BODY_BYTES)
+			return scan_fail(s, REQ_ERR_TOO_LARGE, NULL);
+		s->state = SCAN_CHUNK_DATA;
+		return REQ_ERR_COUNT;
+	case SCAN_CHUNK_CR:
+	case SCAN_CHUNK_LF:
+		if (c != (s->state == SCAN_CHUNK_CR ? '\r' : '\n'))
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "chunk data not followed by CRLF");
+		if (s->state == SCAN_CHUNK_CR) {
+			s->state = SCAN_CHUNK_LF;
+		} else {
+			s->state = SCAN_CHUNK_SIZE;
+			s->left = 0;
+			s->digits = 0;
+		}
+		return REQ_ERR_COUNT;
+	case SCAN_TRAILER:
+	case SCAN_TRAILER_LF:
+		/* libevent would add trailer fields to the request's headers. */
+		if (c != (s->state == SCAN_TRAILER ? '\r' : '\n'))
+			return scan_fail(s, REQ_ERR_BAD_REQUEST, "trailer fields in a chunked body");
+		s->state = s->state == SCAN_TRAILER ? SCAN_TRAILER_LF : SCAN_IDLE;
+		return REQ_ERR_COUNT;
+	default:
+		return scan_fail(s, REQ_ERR_INTERNAL, NULL);
+	}
+}
+
+enum req_error
+req_scan_feed(struct req_scan *s, const unsigned char *p, size_t n)
+{
+	size_t i = 0, k;
+	enum req_error e = REQ_ERR_COUNT;
+
+	while (i < n && s->state != SCAN_FAILED) {
+		if (s->state == SCAN_BODY || s->state == SCAN_CHUNK_DATA) {
+			/* Data: skipped in bulk. */
+			k = (unsigned long long)(n - i) < s->left ? n - i : (size_t)s->left;
+			s->left -= k;
+			s->offset += k;
+			i += k;
+			if (s->left == 0)
+				s->state = s->state == SCAN_BODY ? SCAN_IDLE : SCAN_CHUNK_CR;
+			continue;
+		}
+		if (s->state == SCAN_IDLE) {
+			/* The first byte of the next request. */
+			unsigned heads = s->heads, requests = s->requests;
+			unsigned long long offset = s->offset;
+
+			req_scan_init(s);
+			s->heads = heads;
+			s->requests = requests + 1;
+			s->offset = s->start = offset;
+			s->state = SCAN_METHOD;
+		}
+		if (s->state >= SCAN_CHUNK_SIZE)
+			e = scan_chunk_byte(s, p[i]);
+		else
+			e = scan_head_byte(s, p[i]);
+		if (e != REQ_ERR_COUNT)
+			break;
+		s->offset++;
+		i++;
+	}
+	return s->state == SCAN_FAILED ? s->error : REQ_ERR_COUNT;
+}
+
+size_t
+req_raw_reply(char *buf, size_t buflen, enum req_error e, const char *message, int tls,
+    const char *extra)
+{
+	char body[160];
+	int n, m;
+
+	if ((unsigned)e >= REQ_ERR_COUNT)
+		e = REQ_ERR_INTERNAL;
+	if (message == NULL || strpbrk(message, "\"\\") != NULL)
+		message = req_errors[e].message;
+	n = snprintf(body, sizeof(body), "{\"error\":\"%s\"}", message);
+	if (n < 0 || (size_t)n >= sizeof(body))
+		return 0;
+	m = snprintf(buf, buflen,
+	    "HTTP/1.1 %d %s\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Content-Length: %d\r\n"
+	    "Connection: close\r\n"
+	    "Cache-Control: no-store\r\n"
+	    "X-Content-Type-Options: nosniff\r\n"
+	    "Referrer-Policy: no-referrer\r\n"
+	    "Content-Security-Policy: %s\r\n"
+	    "%s%s%s"
+	    "\r\n"
+	    "%s",
+	    req_errors[e].status, req_errors[e].reason, n, default_csp,
+	    tls ? "Strict-Transport-Security: " : "", tls ? TLS_HSTS "\r\n" : "",
+	    extra != NULL ? extra : "", body);
+	if (m < 0 || (size_t)m >= buflen)
+		return 0;
+	return (size_t)m;
+}
+
+int
+req_host(const struct req *r, char *host, char *hostport, size_t hostlen, int *local)
+{
+	const char *h = req_header(r, "Host"), *port = NULL, *hend;
+	unsigned char addr[sizeof(struct in6_addr)];
+	size_t n, i;
+
+	host[0] = hostport[0] = '\0';
+	*local = 0;
+	if (h == NULL)
+		return 1;
+	if (strlen(h) >= hostlen)
+		return -1;
+	if (h[0] == '[') {
+		if ((hend = strchr(h, ']')) == NULL)
+			return -1;
+		n = (size_t)(hend - h - 1);
+		memcpy(host, h + 1, n);
+		host[n] = '\0';
+		if (inet_pton(AF_INET6, host, addr) != 1)
+			return -1;
+		*local = 1;
+		if (hend[1] == ':')
+			port = hend + 2;
+		else if (hend[1] != '\0')
+			return -1;
+	} else {
+		hend = strchr(h, ':');
+		n = hend != NULL ? (size_t)(hend - h) : strlen(h);
+		if (hend != NULL)
+			port = hend + 1;
+		if (n == 0)
+			return -1;
+		for (i = 0; i < n; i++) {
+			unsigned char c = (unsigned char)h[i];
+			if (!isalnum(c) && c != '.' && c != '-')
+				return -1;
+			host[i] = (char)tolower(c);
+		}
+		host[n] = '\0';
+		if (n > 1 && host[n - 1] == '.') /* the absolute form names the same host */
+			host[--n] = '\0';
+		if (inet_pton(AF_INET, host, addr) == 1 || strcmp(host, "localhost") == 0)
+			*local = 1;
+	}
+	if (port != NULL) {
+		n = strlen(port);
+		if (n == 0 || n > 5 || strspn(port, "0123456789") != n ||
+		    strtoul(port, NULL, 10) < 1 || strtoul(port, NULL, 10) > 65535)
+			return -1;
+	}
+	for (i = 0; h[i] != '\0'; i++)
+		hostport[i] = (char)tolower((unsigned char)h[i]);
+	hostport[i] = '\0';
+	return 0;
+}
+
+int
+req_add_header(struct req *r, const char *name, const char *value)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(r->ev);
+
+	evhttp_remove_header(h, name);
+	return evhttp_add_header(h, name, value) == 0 ? VEP_OK : VEP_ERR_NOMEM;
+}
+
+static void
+access_log(const struct req *r, int status, size_t len)
+{
+	char path[LOG_ESCAPE_BUFSZ];
+	struct timespec now;
+	double ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (double)(now.tv_sec - r->start.tv_sec) * 1e3 +
+	    (double)(now.tv_nsec - r->start.tv_nsec) / 1e6;
+	/* The path only: the query may carry an address, which is the
+	 * user's business, not the log's. */
+	log_escape(path, sizeof(path), r->path != NULL ? r->path : r->target,
+	    r->path != NULL ? strlen(r->path) : strcspn(r->target, "?"));
+	log_info(&r->a->log, "%s \"%s\" %d %zu %.1fms", r->method_name, path, status, len, ms);
+}
+
+void
+req_reply(struct req *r, int status, const char *ctype, const char *body, size_t len,
+    unsigned flags)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(r->ev);
+	struct evbuffer *buf = NULL;
+	char num[64];
+
+	if (status != 304) {
+		evhttp_remove_header(h, "Content-Type");
+		evhttp_add_header(h, "Content-Type", ctype);
+		/* Set even for HEAD, where libevent sends no body and would
+		 * otherwise omit the length a GET would have. */
+		snprintf(num, sizeof(num), "%zu", len);
+		evhttp_remove_header(h, "Content-Length");
+		evhttp_add_header(h, "Content-Length", num);
+	}
+	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+	evhttp_add_header(h, "Referrer-Policy", "no-referrer");
+	if (req_is_tls(r))
+		evhttp_add_header(h, "Strict-Transport-Security", TLS_HSTS);
+	if (evhttp_find_header(h, "Content-Security-Policy") == NULL)
+		evhttp_add_header(h, "Content-Security-Policy", default_csp);
+	if (flags & REQ_F_CACHE) {
+		snprintf(num, sizeof(num), "public, max-age=%ld", authority_cfg(r->a)->max_age_s);
+		evhttp_add_header(h, "Cache-Control", num);
+	} else if (flags & REQ_F_REVALIDATE) {
+		evhttp_add_header(h, "Cache-Control", "no-cache");
+	} else {
+		evhttp_add_header(h, "Cache-Control", "no-store");
+	}
+	if (flags & REQ_F_CORS)
+		evhttp_add_header(h, "Access-Control-Allow-Origin", "*");
+	access_log(r, status, len);
+	if (status != 304 && r->method != REQ_M_HEAD && len > 0) {
+		if ((buf = evbuffer_new()) == NULL || evbuffer_add(buf, body, len) != 0) {
+			/* Nothing sent yet: the one reply becomes a bare 500. */
+			log_error(&r->a->log, "out of memory for a response body");
+			evbuffer_free(buf);
+			buf = NULL;
+			status = 500;
+			evhttp_remove_header(h, "Content-Length");
+			evhttp_add_header(h, "Content-Length", "0");
+		}
+	}
+	evhttp_send_reply(r->ev, status, NULL, buf);
+	if (buf != NULL)
+		evbuffer_free(buf);
+	req_free(r);
+}
+
+void
+req_reply_tagged(struct req *r, const char *ctype, const char *body, size_t len,
+    const char *etag, unsigned flags)
+{
+	int notmod = etag_none_match(req_header(r, "If-None-Match"), etag);
+
+	if (req_add_header(r, "ETag", etag) != 0) {
+		req_reply_error(r, REQ_ERR_INTERNAL);
+		return;
+	}
+	req_reply(r, notmod ? 304 : 200, ctype, body, notmod ? 0 : len, flags);
+}
+
+void
+req_reply_error(struct req *r, enum req_error e)
+{
+	char body[128];
+	int n;
+
+	if ((unsigned)e >= REQ_ERR_COUNT)
+		e = REQ_ERR_INTERNAL;
+	n = snprintf(body, sizeof(body), "{\"error\":\"%s\"}", req_errors[e].message);
+	req_reply(r, req_errors[e].status, "application/json", body, (size_t)n, 0);
+}
+
+void
+req_reply_method(struct req *r, unsigned allowed)
+{
+	char allow[128];
+	size_t i, o = 0;
+
+	allow[0] = '\0';
+	for (i = 0; i < NMETHODS; i++) {
+		if (allowed & req_methods[i].bit)
+			o += (size_t)snprintf(allow + o, sizeof(allow) - o, "%s%s",
+			    o ? ", " : "", req_methods[i].name);
+	}
+	req_add_header(r, "Allow", allow);
+	req_reply_error(r, REQ_ERR_METHOD);
+}
+
+void
+req_reply_error_text(struct req *r, enum req_error e, const char *message)
+{
+	json_t *o;
+
+	if ((unsigned)e >= REQ_ERR_COUNT)
+		e = REQ_ERR_INTERNAL;
+	if ((o = json_pack("{ss}", "error", message)) == NULL) {
+		req_reply_error(r, e);
+		return;
+	}
+	req_reply_json(r, req_errors[e].status, o);
+	json_decref(o);
+}
+
+void
+req_reply_json(struct req *r, int status, const json_t *body)
+{
+	char *text = json_dumps(body, JSON_COMPACT);
+
+	if (text == NULL) {
+		req_reply_error(r, REQ_ERR_INTERNAL);
+		return;
+	}
+	req_reply(r, status, "application/json", text, strlen(text), 0);
+	vep_free_secret_str(text);
+}
+
+/* 1 when a Content-Type value is application/json, with any parameters
+ * but a charset other than utf-8. */
+static int
+json_content_type(const char *ct)
+{
+	static const char mt[] = "application/json";
+	const char *p;
+
+	if (ct == NULL || strncasecmp(ct, mt, sizeof(mt) - 1) != 0)
+		return 0;
+	p = ct + sizeof(mt) - 1;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p == '\0')
+		return 1;
+	if (*p != ';')
+		return 0;
+	/* JSON is UTF-8 (RFC 8259); any other declared charset is a lie
+	 * or a different document. */
+	for (p = strchr(p, ';'); p != NULL; p = strchr(p + 1, ';')) {
+		const char *q = p + 1;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (strncasecmp(q, "charset=", 8) == 0) {
+			q += 8;
+			if (*q == '"')
+				q++;
+			if (strncasecmp(q, "utf-8", 5) != 0 ||
+			    (q[5] != '\0' && q[5] != ';' && q[5] != '"' && q[5] != ' '))
+				return 0;
+		}
+	}
+	return 1;
+}
+
+enum req_error
+req_read_json(struct req *r, json_t **out)
+{
+	struct evbuffer *in = evhttp_request_get_input_buffer(r->ev);
+	size_t len = evbuffer_get_length(in);
+	unsigned char *p;
+	json_t *o = NULL;
+	int rc;
+
+	*out = NULL;
+	if (!json_content_type(req_header(r, "Content-Type")))
+		return REQ_ERR_MEDIA_TYPE;
+	if (len > LIMIT_BODY_BYTES)
+		return REQ_ERR_TOO_LARGE; /* libevent normally stops it first */
+	if (len == 0)
+		return REQ_ERR_BAD_JSON;
+	if ((p = evbuffer_pullup(in, (ev_ssize_t)len)) == NULL)
+		return REQ_ERR_INTERNAL;
+	rc = vep_json_parse_object((const char *)p, len, &o);
+	/* The body may be a password: wipe it where libevent keeps it. */
+	vep_memzero(p, len);
+	evbuffer_drain(in, len);
+	if (rc != 0)
+		return rc == VEP_ERR_NOMEM ? REQ_ERR_INTERNAL : REQ_ERR_BAD_JSON;
+	*out = o;
+	return REQ_ERR_COUNT;
+}
+
+void
+req_abandon(struct req *r)
+{
+	req_free(r);
+}
+
+int
+req_refuse_unknown_fields(struct req *r, const char *const *known)
+{
+	char msg[LOG_ESCAPE_BUFSZ + 32], name[LOG_ESCAPE_BUFSZ];
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	json_object_foreach(r->body, key, v) {
+		for (i = 0; known[i] != NULL && strcmp(known[i], key) != 0; i++)
+			;
+		if (known[i] != NULL)
+			continue;
+		/* The name is the client's own input: escaped and bounded. */
+		log_escape(name, sizeof(name), key, strlen(key) > 64 ? 64 : strlen(key));
+		snprintf(msg, sizeof(msg), "unknown field \"%s\"", name);
+		req_reply_error_text(r, REQ_ERR_BAD_REQUEST, msg);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,297 @@
+/*
+ * edge/req.h - one HTTP request as the handlers see it, and every way of
+ * answering it.
+ *
+ * Owns the evhttp request object (only edge/req.c and edge/listener.c include libevent's
+ * HTTP headers), request-target parsing (strict percent-decoding), the
+ * common response headers and the ONE table mapping errors to statuses and
+ * public messages. Must never put internals (paths, library errors) in a
+ * response body: 5xx bodies say only "internal error" / "service
+ * unavailable"; details go to the log.
+ *
+ * Lifetime: edge/listener.c creates a struct req per request and hands it to the
+ * router. Every request is answered exactly once, by one req_reply* call,
+ * which also frees the struct req; after that call the handler must not
+ * touch it. A handler may return without answering and answer later from a
+ * callback (deferred, e.g. when PAM answers). If the client disconnects in
+ * between, libevent 2.1.12 keeps the request and frees it when we reply, so
+ * we still reply exactly once and never free it ourselves.
+ */
+#ifndef AUTHORITY_EDGE_REQ_H
+#define AUTHORITY_EDGE_REQ_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include "store/sessions.h"
+#include "auth/token.h"
+
+struct authority;
+struct conn;
+struct domain;
+struct loop;
+struct evhttp_request;
+struct json_t;
+
+/* Methods as a bit set, so a route can allow several. */
+enum req_method {
+	REQ_M_GET = 1 << 0,
+	REQ_M_HEAD = 1 << 1,
+	REQ_M_POST = 1 << 2,
+	REQ_M_PUT = 1 << 3,
+	REQ_M_DELETE = 1 << 4,
+	REQ_M_OPTIONS = 1 << 5,
+	REQ_M_TRACE = 1 << 6,
+	REQ_M_CONNECT = 1 << 7,
+	REQ_M_PATCH = 1 << 8,
+};
+
+/* Every error a request can end in. The status and the public message of
+ * each are in the table in edge/req.c, nowhere else. */
+enum req_error {
+	REQ_ERR_BAD_REQUEST,      /* 400 */
+	REQ_ERR_BAD_TARGET,       /* 400 malformed path or query string */
+	REQ_ERR_BAD_DOMAIN,       /* 400 ?domain= not a domain name */
+	REQ_ERR_BAD_HOST,         /* 400 malformed Host header */
+	REQ_ERR_BAD_RESOURCE,     /* 400 WebFinger resource missing/malformed */
+	REQ_ERR_BAD_JSON,         /* 400 body not one strict JSON object */
+	REQ_ERR_UNAUTHORIZED,     /* 401 */
+	REQ_ERR_FORBIDDEN,        /* 403 */
+	REQ_ERR_CSRF,             /* 403 X-CSRF-Token missing or wrong */
+	REQ_ERR_ORIGIN,           /* 403 Origin present and not ours */
+	REQ_ERR_NOT_FOUND,        /* 404 */
+	REQ_ERR_UNKNOWN_DOMAIN,   /* 404 a domain we do not serve */
+	REQ_ERR_METHOD,           /* 405 (use req_reply_method for Allow) */
+	REQ_ERR_EXPECTATION,      /* 417 Expect other than 100-continue */
+	REQ_ERR_TOO_LARGE,        /* 413 */
+	REQ_ERR_URI_TOO_LONG,     /* 414 */
+	REQ_ERR_MEDIA_TYPE,       /* 415 */
+	REQ_ERR_MISDIRECTED,      /* 421 Host names nothing served here */
+	REQ_ERR_TOO_MANY,         /* 429 */
+	REQ_ERR_INTERNAL,         /* 500 */
+	REQ_ERR_NOT_IMPLEMENTED,  /* 501 a method libevent does not know */
+	REQ_ERR_UNAVAILABLE,      /* 503 */
+	REQ_ERR_COUNT
+};
+
+/* Room for an IPv6 address as text. */
+#define REQ_ADDR_BUFSZ 64
+
+/* Reply flags. */
+#define REQ_F_CACHE 0x1   /* Cache-Control: public, max-age=<max_age>; else no-store */
+#define REQ_F_CORS 0x2    /* Access-Control-Allow-Origin: * (public documents only) */
+#define REQ_F_REVALIDATE 0x4 /* Cache-Control: no-cache (cache, but ask with the ETag) */
+
+struct req_param {
+	char *name;   /* decoded, owned */
+	char *value;  /* decoded, owned; "" for a bare name */
+};
+
+struct req {
+	struct evhttp_request *ev;   /* libevent's; touched only by edge/req.c */
+	struct authority *a;         /* borrowed: what all loops share */
+	struct loop *loop;           /* borrowed: the loop serving this request */
+	unsigned method;             /* one REQ_M_* bit, 0 when unknown */
+	const char *method_name;     /* static */
+	const char *target;          /* raw request target, borrowed from ev */
+	char *path;                  /* decoded path, owned (after req_parse_target) */
+	struct req_param *params;    /* decoded query, owned, in request order */
+	size_t nparams;
+	struct domain *domain;       /* set by the router for ROUTE_DOMAIN routes */
+	struct timespec start;       /* monotonic, for the access log */
+	char client_addr[REQ_ADDR_BUFSZ]; /* peer IP as text ("unknown" if none) */
+	struct json_t *body;         /* owned: the JSON object (ROUTE_JSON_BODY) */
+	int has_session;             /* 1 once ROUTE_AUTH found a live session */
+	struct db_session session;   /* that session */
+	struct session_tokens tokens; /* its tokens (secret; wiped with r) */
+	struct conn *conn;           /* its connection's guard (edge/conn.h), ended with r; may be NULL */
+};
+
+/* Wraps ev (borrowed until the reply). Returns NULL on allocation failure,
+ * after answering 500 itself. */
+struct req *req_new(struct loop *l, struct evhttp_request *ev);
+
+/* 1 when the request came over native HTTPS (tls_cert), else 0. */
+int req_is_tls(const struct req *r);
+
+/* Why the request's framing is ambiguous (a fixed public text), or NULL:
+ * Transfer-Encoding together with Content-Length, more than one
+ * Content-Length or Transfer-Encoding, or a Transfer-Encoding other than
+ * "chunked". libevent picks one reading of such a request; a proxy in
+ * front of us may pick another (request smuggling). The raw scanner below
+ * refuses all of these first; this is the backstop for a connection edge/conn.c
+ * could not track. */
+const char *req_framing_problem(const struct req *r);
+
+/*
+ * The raw request scanner: every byte a connection sends, pipelined
+ * requests and bodies included, read in order before libevent parses it
+ * (edge/conn.c feeds it from the connection's input buffer). libevent 2.1.12 is
+ * lenient where a proxy in front of us may not be (it joins folded lines,
+ * takes "+5" or "0x5" as a length, silently truncates a value at NUL,
+ * accepts a space before the colon, a bare LF or a missing Host, reads a
+ * chunked body's trailers into the headers, and takes the body of a HEAD
+ * request for the next request), so whatever the two could read
+ * differently is refused here, before libevent sees it:
+ *   - request line: METHOD SP origin-form-target SP HTTP/1.0|HTTP/1.1
+ *     CRLF: a method libevent knows other than CONNECT (else 501), a
+ *     target starting with one "/", no empty line before the line;
+ *   - header lines: token ":" value CRLF; no space in or after the name,
+ *     no obs-fold, no control character (NUL, CR, DEL...; HTAB is fine) in
+ *     a value; lines end with CRLF only;
+ *   - the head at most LIMIT_HEADER_BYTES, CRLFs included;
+ *   - HTTP/1.1: exactly one Host; HTTP/1.0: at most one;
+ *   - Content-Length: one, plain digits (OWS around), at most
+ *     LIMIT_BODY_BYTES (else 413); Transfer-Encoding: one, exactly
+ *     "chunked" (any case), HTTP/1.1 only, never with Content-Length;
+ *     neither on HEAD or TRACE (libevent reads no body there);
+ *   - Expect: only 100-continue (else 417);
+ *   - chunked bodies: sizes of 1 to REQ_SCAN_CHUNK_DIGITS hex digits and
+ *     nothing else (no 0x, sign, space or extension), CRLF after each
+ *     chunk's data, no trailer fields, at most LIMIT_BODY_BYTES in all.
+ * Once it refuses, the scanner stays refused (the connection's framing can
+ * no longer be trusted).
+ */
+
+/* Bytes of a method, a header name or a framing header's value kept to
+ * tell them apart; longer ones are just "other" (or invalid). */
+#define REQ_SCAN_CAPTURE 32
+/* Hex digits of a chunk size: LIMIT_BODY_BYTES needs 5; leading zeros
+ * beyond this many are refused. */
+#define REQ_SCAN_CHUNK_DIGITS 8
+
+struct req_scan {
+	int state;                /* edge/req.c's enum scan_state */
+	enum req_error error;     /* REQ_ERR_COUNT while well framed */
+	const char *why;          /* the refusal's public text, or NULL */
+	unsigned long long offset; /* bytes scanned */
+	unsigned long long start; /* offset of the current request's first byte */
+	unsigned requests;        /* requests begun (1 = the first) */
+	unsigned heads;           /* heads complete */
+	/* The current request. */
+	size_t head_bytes;
+	unsigned method;          /* REQ_M_* */
+	int http10;
+	unsigned nhost, ncl, nte, nexpect;
+	int field;                /* which framing header the line is */
+	int cl_bad, te_bad, expect_bad;
+	unsigned long long cl;
+	unsigned long long left;  /* body or chunk bytes still to come */
+	unsigned long long body;  /* chunked body bytes so far */
+	unsigned digits;
+	char cap[REQ_SCAN_CAPTURE + 1];
+	size_t caplen;
+	int capover;
+};
+
+/* Starts scanning a new connection. */
+void req_scan_init(struct req_scan *s);
+
+/* Scans the next n bytes of the connection. Returns REQ_ERR_COUNT while
+ * they are well framed, else the error to answer (BAD_REQUEST, BAD_TARGET,
+ * TOO_LARGE, EXPECTATION or NOT_IMPLEMENTED) with its public text in s->why, the
+ * offending request's number in s->requests and its first byte at
+ * s->start; every later call returns the same. */
+enum req_error req_scan_feed(struct req_scan *s, const unsigned char *p, size_t n);
+
+/* Room for req_raw_reply's answer. */
+#define REQ_RAW_BUFSZ 768
+
+/* Writes a whole HTTP/1.1 answer for e into buf (buflen bytes, at least
+ * REQ_RAW_BUFSZ), for edge/conn.c to send where there is no request to answer
+ * through (a refused connection or request): the table's status, a JSON
+ * body {"error": message} (the table's message when NULL; a fixed public
+ * text without quotes or backslashes), Content-Length computed from that
+ * body, Connection: close, Cache-Control: no-store and the security
+ * headers of req_reply (HSTS when tls), plus extra (whole header lines
+ * ending in CRLF, or NULL). Returns its length, 0 when it does not fit. */
+size_t req_raw_reply(char *buf, size_t buflen, enum req_error e, const char *message,
+    int tls, const char *extra);
+
+/* Splits and decodes the request target into path and params. Returns
+ * REQ_ERR_COUNT on success, else the error to answer with: URI_TOO_LONG over
+ * LIMIT_URI_BYTES, BAD_TARGET for anything but origin-form, bad or
+ * NUL-producing percent-escapes, an encoded "/" in the path, or more than
+ * LIMIT_QUERY_PARAMS parameters. "+" stays "+" (RFC 3986; addresses may
+ * contain it). */
+enum req_error req_parse_target(struct req *r);
+
+/* Value of the first parameter called name, or NULL. */
+const char *req_param(const struct req *r, const char *name);
+
+/* Number of parameters called name. */
+size_t req_param_count(const struct req *r, const char *name);
+
+/* Value of a request header (case-insensitive name), or NULL. */
+const char *req_header(const struct req *r, const char *name);
+
+/* Parses the Host header into lowercase host (without port or brackets)
+ * and hostport (with them), each hostlen bytes. *local is 1 for an IP
+ * literal or "localhost". A port must be 1 to 65535. Returns 0, 1 when
+ * there is no Host header (outputs empty), or -1 when it is malformed. */
+int req_host(const struct req *r, char *host, char *hostport, size_t hostlen, int *local);
+
+/* Adds a response header (copied). Handlers use it for headers the reply
+ * functions do not set; a Content-Security-Policy set here replaces the
+ * default. Returns 0 or VEP_ERR_NOMEM. */
+int req_add_header(struct req *r, const char *name, const char *value);
+
+/* Answers with status, content type and len bytes of body (copied), the
+ * security headers (X-Content-Type-Options, Referrer-Policy, a default CSP
+ * "default-src 'none'; frame-ancestors 'none'"; Strict-Transport-Security
+ * over HTTPS), Content-Length (also for
+ * HEAD, which gets no body), and Cache-Control per flags. Frees r. */
+void req_reply(struct req *r, int status, const char *ctype, const char *body,
+    size_t len, unsigned flags);
+
+/* Answers a public document with its strong ETag: 304 (no body) when the
+ * request's If-None-Match matches, else 200. Frees r. */
+void req_reply_tagged(struct req *r, const char *ctype, const char *body, size_t len,
+    const char *etag, unsigned flags);
+
+/* Frees r without answering: only at shutdown, for requests still waiting
+ * (libevent frees its side with the connection). */
+void req_abandon(struct req *r);
+
+/* Answers {"error":"<public message>"} with the table's status. Frees r. */
+void req_reply_error(struct req *r, enum req_error e);
+
+/* Same, with a more precise public message: a fixed string (or
+ * vep_strerror's), never input or internals. Frees r. */
+void req_reply_error_text(struct req *r, enum req_error e, const char *message);
+
+/* Answers status with body serialised compactly as application/json; the
+ * serialised text is wiped after sending (it may carry a CSRF token or a
+ * certificate). Does not take body. Frees r. */
+void req_reply_json(struct req *r, int status, const struct json_t *body);
+
+/* Reads the request body as one JSON object into *out (new reference):
+ * Content-Type must be application/json (parameters allowed; a charset
+ * must be utf-8), the body at most LIMIT_BODY_BYTES, strict JSON (no
+ * duplicate keys, no NUL in strings). The raw body is wiped from libevent's
+ * buffer after parsing: it may hold a password. Returns REQ_ERR_COUNT, or
+ * MEDIA_TYPE, TOO_LARGE, BAD_JSON or INTERNAL. */
+enum req_error req_read_json(struct req *r, struct json_t **out);
+
+/* Answers 400 naming the first member of r->body not in known (a
+ * NULL-terminated list) and returns -1; returns 0 when there is none. A
+ * misspelt field must not be silently ignored ("durtion" would otherwise
+ * mean the default lifetime). */
+int req_refuse_unknown_fields(struct req *r, const char *const *known);
+
+/* Answers 405 with an Allow header listing allowed (REQ_M_* bits). Frees r. */
+void req_reply_method(struct req *r, unsigned allowed);
+
+/* Maps a VEP_ERR_* code to the request error it should end in (table in
+ * edge/req.c): input errors to 400, TOOBIG to 413, I/O to 503, the rest to 500. */
+enum req_error req_error_from_vep(int vep_err);
+
+/* Status code of an error (from the one table). */
+int req_error_status(enum req_error e);
+
+/* Percent-decodes len bytes of s strictly (every '%' followed by two hex
+ * digits; no decoded NUL). *out is new text. Returns 0, VEP_ERR_INVALID or
+ * VEP_ERR_NOMEM. Exposed for WebFinger's acct: userpart and tests. */
+int req_pct_decode(const char *s, size_t len, char **out);
+
+#endif

@@ -1,0 +1,106 @@
+/*
+ * ipc/ipc.h - framed, typed messages over a byte stream (the socketpair between
+ * the authority and vep-pam-helper, and the pipe from a PAM worker back to
+ * the helper).
+ *
+ * Owns: the wire format, its size caps, and the byte buffers that carry it.
+ * A frame is a 4-byte big-endian body length, then the body: one type byte,
+ * then fields, each a tag byte, a 2-byte big-endian length and that many
+ * bytes. A tag appears at most once per message. Bodies over
+ * IPC_FRAME_MAX_BYTES are refused on both the sending and receiving side, so
+ * a confused or hostile peer cannot make us allocate without bound.
+ *
+ * Must never: know about PAM or libevent, or link anything beyond libc (the
+ * PAM helper links this file and must stay free of OpenSSL, libevent and
+ * SQLite). Passwords travel through these buffers, so every buffer and
+ * message is wiped when bytes are consumed or released.
+ */
+#ifndef AUTHORITY_IPC_IPC_H
+#define AUTHORITY_IPC_IPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Largest frame body (type byte + fields) either side sends or accepts, in
+ * bytes. Room for a 4096-byte password plus user, host and framing. */
+#define IPC_FRAME_MAX_BYTES 8192
+
+/* Most fields one message may carry. */
+#define IPC_MAX_FIELDS 16
+
+/* Bytes of the length prefix in front of every body. */
+#define IPC_HEADER_BYTES 4
+
+/* A growable byte buffer that wipes what it drops. Zero-initialise it
+ * (struct ipc_buf b = {0}); release with ipc_buf_clear. */
+struct ipc_buf {
+	uint8_t *data;
+	size_t len;
+	size_t cap;
+};
+
+/* One message, built for sending or parsed from a frame. Opaque. */
+struct ipc_msg;
+
+/* Appends n bytes. Returns 0 or VEP_ERR_NOMEM (b unchanged then). */
+int ipc_buf_append(struct ipc_buf *b, const void *p, size_t n);
+
+/* Drops the first n bytes (n <= len), wiping them. */
+void ipc_buf_consume(struct ipc_buf *b, size_t n);
+
+/* Wipes and frees the storage; b is empty and reusable afterwards. NULL-safe. */
+void ipc_buf_clear(struct ipc_buf *b);
+
+/* Reads what fd has (one read(2)) into b. Returns 0 when bytes were read or
+ * the fd would block, VEP_ERR_IO on a read error; *eof is set to 1 at end of
+ * stream, else 0. Reads at most what a single maximal frame can still need,
+ * so the buffer stays bounded. */
+int ipc_buf_read_fd(struct ipc_buf *b, int fd, int *eof);
+
+/* Writes as much of b as fd takes and consumes (wipes) what was written.
+ * Returns 0 (possibly with bytes left when fd would block) or VEP_ERR_IO
+ * (EPIPE included: the peer is gone). */
+int ipc_buf_write_fd(struct ipc_buf *b, int fd);
+
+/* Starts a message of the given type. Returns a new message or NULL (no
+ * memory). Release with ipc_msg_free. */
+struct ipc_msg *ipc_msg_new(uint8_t type);
+
+/* Adds field tag with n bytes. Returns 0, VEP_ERR_TOOBIG (the frame would
+ * exceed IPC_FRAME_MAX_BYTES), VEP_ERR_INVALID (tag already present or
+ * IPC_MAX_FIELDS reached) or VEP_ERR_NOMEM. The bytes are copied. */
+int ipc_msg_put(struct ipc_msg *m, uint8_t tag, const void *p, size_t n);
+int ipc_msg_put_u32(struct ipc_msg *m, uint8_t tag, uint32_t v);
+int ipc_msg_put_u64(struct ipc_msg *m, uint8_t tag, uint64_t v);
+/* Adds a NUL-terminated string without its NUL. */
+int ipc_msg_put_str(struct ipc_msg *m, uint8_t tag, const char *s);
+
+/* Appends the complete frame (length prefix included) to out. Returns 0 or
+ * VEP_ERR_NOMEM. */
+int ipc_msg_append_frame(const struct ipc_msg *m, struct ipc_buf *out);
+
+/* The message type byte. */
+uint8_t ipc_msg_type(const struct ipc_msg *m);
+
+/* Finds field tag: *p (borrowed, valid until ipc_msg_free) and *n. Returns 0
+ * or VEP_ERR_INVALID when absent; out-parameters cleared on entry. */
+int ipc_msg_get(const struct ipc_msg *m, uint8_t tag, const uint8_t **p, size_t *n);
+/* Integer fields must have exactly their width. 0 or VEP_ERR_INVALID. */
+int ipc_msg_get_u32(const struct ipc_msg *m, uint8_t tag, uint32_t *v);
+int ipc_msg_get_u64(const struct ipc_msg *m, uint8_t tag, uint64_t *v);
+/* Copies a string field into a new NUL-terminated string (*out, free with
+ * free(), or vep-style wipe first if it is secret). Refuses an embedded NUL
+ * (VEP_ERR_INVALID) and more than max bytes (VEP_ERR_TOOBIG); absent field:
+ * VEP_ERR_INVALID. */
+int ipc_msg_get_str(const struct ipc_msg *m, uint8_t tag, size_t max, char **out);
+
+/* Takes the first complete frame off the front of in. Returns 0 with *out a
+ * new message, 0 with *out NULL when no complete frame is buffered yet, or
+ * VEP_ERR_TOOBIG / VEP_ERR_INVALID / VEP_ERR_NOMEM for a frame that cannot be
+ * accepted: the stream is then out of sync and must be closed. */
+int ipc_take_msg(struct ipc_buf *in, struct ipc_msg **out);
+
+/* Wipes and frees a message. NULL-safe. */
+void ipc_msg_free(struct ipc_msg *m);
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * issuance/keycheck.c - the per-loop memory of keys that passed the costly checks
+ * (contract in issuance/keycheck.h).
+ */
+#include "issuance/keycheck.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+
+/* Hex digits of a fingerprint. */
+#define KEYCHECK_FP_CHARS 64
+
+struct keycheck {
+	char fp[KEYCHECK_SLOTS][KEYCHECK_FP_CHARS]; /* all zero: empty */
+};
+
+int
+keycheck_new(struct keycheck **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out != NULL ? VEP_OK : VEP_ERR_NOMEM;
+}
+
+/* The slot of a fingerprint: its first hex digits are uniformly spread. */
+static size_t
+slot_of(const char *fp)
+{
+	size_t v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v = v << 4 | (size_t)(fp[i] <= '9' ? fp[i] - '0' : fp[i] - 'a' + 10);
+	return v % KEYCHECK_SLOTS;
+}
+
+int
+keycheck_costly(struct keycheck *kc, const vep_key *k, const char fp[65])
+{
+	size_t s;
+	int rc;
+
+	if (kc == NULL || k == NULL || fp == NULL || strlen(fp) != KEYCHECK_FP_CHARS)
+		return VEP_ERR_ARG;
+	s = slot_of(fp);
+	if (memcmp(kc->fp[s], fp, KEYCHECK_FP_CHARS) == 0)
+		return VEP_OK;
+	if ((rc = vep_key_check_costly(k)) != 0)
+		return rc;
+	memcpy(kc->fp[s], fp, KEYCHECK_FP_CHARS);
+	return VEP_OK;
+}
+
+void
+keycheck_free(struct keycheck *kc)
+{
+	free(kc);
+}

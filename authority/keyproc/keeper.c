@@ -1,0 +1,341 @@
+/*
+ * keyproc/keeper.c - the key process's body (contract in keyproc/keeper.h): one thread per
+ * channel answering SIGN, LOAD and SPAWN until the network process closes
+ * it. Before any thread starts it gives up every capability but
+ * KEEPER_CAPS.
+ */
+#include "keyproc/keeper.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+
+#include "cert.h"
+#include "err.h"
+#include "keyproc/proto.h"
+#include "core/log.h"
+#include "auth/pam_client.h"
+#include "core/privdrop.h"
+#include "secmem.h"
+
+/*
+ * What the key process keeps of root's capabilities, for itself and for the
+ * PAM helpers it starts (which run as root, so their capabilities after
+ * execve are the bounding set's, limited by no-new-privileges to this
+ * process's permitted set: these two, and no other):
+ *   CAP_DAC_READ_SEARCH  read the domain keys, the TLS key, the alias
+ *                        tables and the configuration whoever owns them
+ *                        (key files are 0600, maybe an administrator's),
+ *                        and /etc/shadow where it is mode 0000 (Fedora,
+ *                        RHEL) for pam_unix; reading, never writing;
+ *   CAP_AUDIT_WRITE      libpam's audit record of each attempt
+ *                        (AUDIT_USER_AUTH, AUDIT_USER_ACCT); without it
+ *                        libpam drops the record (older ones fail the
+ *                        attempt).
+ * Not kept: CAP_DAC_OVERRIDE (nothing is written), CAP_SETUID and
+ * CAP_SETGID (pam_unix as root reads the shadow file itself and never
+ * runs unix_chkpwd; no module in a sign-in stack changes IDs), CAP_KILL
+ * (its helpers are its own, same uid), CAP_NET_BIND_SERVICE and CAP_CHOWN
+ * (the network process binds and gives the state directory away),
+ * CAP_SETPCAP (used once, here, to drop the rest), everything else.
+ * The systemd unit's CapabilityBoundingSet is these two plus the network
+ * process's (binding low ports, chown, setuid, setgid).
+ */
+#define KEEPER_CAPS (PRIVDROP_CAP(CAP_DAC_READ_SEARCH) | PRIVDROP_CAP(CAP_AUDIT_WRITE))
+
+struct keeper_srv {
+	const struct keeper_params *p;
+	char *helper_path;               /* owned */
+	pthread_rwlock_t lock;           /* guards pending, cur and prev */
+	struct keyring *pending;         /* owned: loaded, not yet committed */
+	struct keyring *cur;             /* owned: the last committed load */
+	struct keyring *prev;            /* owned: the one before, still signing */
+};
+
+struct chan_srv {
+	struct keeper_srv *k;
+	int sock;
+	pid_t helper;                    /* this channel's helper, 0 when none */
+	pthread_t thread;
+	uint8_t body[KEEPER_BODY_MAX];
+};
+
+static int
+answer(int sock, uint32_t type, int rc, const void *body, size_t len, int fd)
+{
+	struct keeper_hdr h = { type, rc };
+
+	return keeper_send(sock, &h, body, len, fd);
+}
+
+/* 1 when msg is the signing input of an identity certificate this key may
+ * sign: its header names the key's algorithm, its issuer is the key's
+ * domain, the certified address is in that domain, and its lifetime is at
+ * most VEP_CERT_MAX_LIFETIME_MS. A network process that was taken over can
+ * still have certificates of its own domains signed (as it could ask for
+ * them anyway), but never anything else with a domain key. */
+static int
+input_ok(const vep_key *key, const char *domain, const uint8_t *msg, size_t len)
+{
+	static const char dummy_sig[] = ".AA";
+	vep_cert *cert = NULL;
+	char *text;
+	const char *at;
+	int ok = 0;
+
+	if (len > VEP_JWS_MAX_BYTES || (text = malloc(len + sizeof(dummy_sig))) == NULL)
+		return 0;
+	memcpy(text, msg, len);
+	memcpy(text + len, dummy_sig, sizeof(dummy_sig));
+	/* The strict parser of what verifiers read, on "input.AA". The
+	 * certified key's costly checks are the network process's (issuance
+	 * policy, api/certificate.c): they protect the key's owner, not the domain key,
+	 * and one that took the network process over could certify a key of
+	 * its own anyway. */
+	if (vep_cert_parse_checked(text, len + sizeof(dummy_sig) - 1, VEP_KEY_CHECKS_CHEAP,
+	    &cert) == 0 &&
+	    cert->jws->alg == vep_key_alg(key) && strcmp(cert->issuer, domain) == 0 &&
+	    (at = strrchr(cert->email, '@')) != NULL && strcasecmp(at + 1, domain) == 0 &&
+	    cert->iat_ms >= 0 && cert->exp_ms > cert->iat_ms &&
+	    cert->exp_ms - cert->iat_ms <= VEP_CERT_MAX_LIFETIME_MS)
+		ok = 1;
+	vep_cert_free(cert);
+	free(text);
+	return ok;
+}
+
+static void
+do_sign(struct chan_srv *c, size_t len)
+{
+	char fp[65];
+	const char *domain = NULL;
+	const vep_key *key;
+	uint8_t *sig = NULL;
+	size_t siglen = 0;
+	int rc = VEP_ERR_INVALID;
+
+	if (len < 64)
+		goto out;
+	memcpy(fp, c->body, 64);
+	fp[64] = '\0';
+	pthread_rwlock_rdlock(&c->k->lock);
+	/* Pending too: loops take up a new set as soon as it is swapped in,
+	 * a moment before the commit arrives. */
+	if ((key = keyring_find(c->k->cur, fp, &domain)) == NULL &&
+	    (key = keyring_find(c->k->pending, fp, &domain)) == NULL)
+		key = keyring_find(c->k->prev, fp, &domain);
+	if (key == NULL)
+		rc = VEP_ERR_NOKEY;
+	else if (!input_ok(key, domain, c->body + 64, len - 64))
+		rc = VEP_ERR_INVALID;
+	else
+		rc = vep_key_sign(key, c->body + 64, len - 64, &sig, &siglen);
+	pthread_rwlock_unlock(&c->k->lock);
+out:
+	answer(c->sock, KEEPER_SIGN, rc, sig, rc == 0 ? siglen : 0, -1);
+	free(sig);
+}
+
+/* The bundle's text in a memfd, or -1 with errno (EFBIG: over
+ * KEEPER_BUNDLE_MAX, which the network process would refuse). */
+static int
+bundle_fd(const json_t *bundle)
+{
+	char *text = json_dumps(bundle, JSON_COMPACT);
+	size_t len, off = 0;
+	ssize_t n;
+	int fd = -1, e;
+
+	if (text == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	len = strlen(text);
+	if (len > KEEPER_BUNDLE_MAX)
+		errno = EFBIG;
+	else if ((fd = memfd_create("vep-bundle", MFD_CLOEXEC)) >= 0) {
+		while (off < len && (n = write(fd, text + off, len - off)) > 0)
+			off += (size_t)n;
+		if (off < len) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	e = errno;
+	/* It holds the TLS key: wiped (jansson's free wipes too). */
+	vep_memzero(text, len);
+	free(text);
+	errno = e;
+	return fd;
+}
+
+static void
+do_load(struct chan_srv *c)
+{
+	struct keyring *kr = NULL, *old;
+	json_t *bundle = NULL;
+	char err[1024];
+	int rc, fd = -1, switches;
+
+	rc = keyring_load(c->k->p->config_path, c->k->p->make_cfg, c->k->p->make_cfg_arg, &kr,
+	    &bundle, err, sizeof(err));
+	/* Sockets speak HTTP or HTTPS from the start on. */
+	pthread_rwlock_rdlock(&c->k->lock);
+	switches = rc == 0 && c->k->cur != NULL &&
+	    (kr->cfg->tls_cert == NULL) != (c->k->cur->cfg->tls_cert == NULL);
+	pthread_rwlock_unlock(&c->k->lock);
+	if (switches) {
+		rc = VEP_ERR_INVALID;
+		snprintf(err, sizeof(err), "switching between HTTP and HTTPS (tls_cert) needs a "
+		    "restart");
+	}
+	if (rc == 0 && (fd = bundle_fd(bundle)) < 0) {
+		rc = errno == EFBIG ? VEP_ERR_TOOBIG : VEP_ERR_NOMEM;
+		snprintf(err, sizeof(err), "cannot pass the keys on: %s", errno == EFBIG ?
+		    "keys and alias tables come to more than 256 MiB" : strerror(errno));
+	}
+	json_decref(bundle);
+	if (rc != 0) {
+		keyring_free(kr);
+		answer(c->sock, KEEPER_LOAD, rc, err, strlen(err), -1);
+		return;
+	}
+	pthread_rwlock_wrlock(&c->k->lock);
+	old = c->k->pending;
+	c->k->pending = kr;
+	pthread_rwlock_unlock(&c->k->lock);
+	keyring_free(old);
+	answer(c->sock, KEEPER_LOAD, 0, NULL, 0, fd);
+	close(fd);
+}
+
+/* The network process took the pending load up (cur becomes prev, which
+ * loops still holding the old set sign with until they let go) or did
+ * not (it is dropped). */
+static void
+do_commit(struct chan_srv *c, size_t len)
+{
+	struct keyring *drop;
+	int rc = VEP_OK;
+
+	pthread_rwlock_wrlock(&c->k->lock);
+	if (c->k->pending == NULL || len != 1) {
+		drop = NULL;
+		rc = VEP_ERR_INVALID;
+	} else if (c->body[0] == 1) {
+		drop = c->k->prev;
+		c->k->prev = c->k->cur;
+		c->k->cur = c->k->pending;
+	} else {
+		drop = c->k->pending;
+	}
+	if (rc == VEP_OK)
+		c->k->pending = NULL;
+	pthread_rwlock_unlock(&c->k->lock);
+	keyring_free(drop);
+	answer(c->sock, KEEPER_COMMIT, rc, NULL, 0, -1);
+}
+
+static void
+do_spawn(struct chan_srv *c)
+{
+	int32_t pid32;
+	pid_t pid = 0;
+	int fd = -1, rc;
+
+	/* The network process asks again only after it saw the last one's
+	 * socket close or misbehave: it goes now. */
+	if (c->helper != 0)
+		pam_client_stop_helper(c->helper, 0);
+	c->helper = 0;
+	rc = pam_client_exec_helper(c->k->helper_path, c->k->p->helper_env, &fd, &pid);
+	if (rc == 0)
+		c->helper = pid;
+	pid32 = (int32_t)pid;
+	answer(c->sock, KEEPER_SPAWN, rc, &pid32, sizeof(pid32), fd);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void *
+chan_thread(void *arg)
+{
+	struct chan_srv *c = arg;
+	struct keeper_hdr h;
+	size_t len;
+	int fd;
+
+	for (;;) {
+		if (keeper_recv(c->sock, &h, c->body, sizeof(c->body), &len, &fd, -1) != 0)
+			break;
+		if (fd >= 0)
+			close(fd);
+		switch (h.type) {
+		case KEEPER_SIGN: do_sign(c, len); break;
+		case KEEPER_LOAD: do_load(c); break;
+		case KEEPER_SPAWN: do_spawn(c); break;
+		case KEEPER_COMMIT: do_commit(c, len); break;
+		default: answer(c->sock, h.type, VEP_ERR_INVALID, NULL, 0, -1); break;
+		}
+		vep_memzero(c->body, len);
+	}
+	close(c->sock);
+	/* Its socket in the network process is closed too: it ends itself. */
+	if (c->helper != 0)
+		pam_client_stop_helper(c->helper, PAM_CLIENT_STOP_GRACE_MS);
+	return NULL;
+}
+
+void
+keeper_run(const struct keeper_params *p, const int *socks, size_t nchan)
+{
+	struct keeper_srv k;
+	struct chan_srv *c;
+	struct log lg;
+	char err[256];
+	size_t i, started = 0;
+	int confined;
+
+	/* Ctrl-C and the service manager's signals are for the network
+	 * process; this one ends when its channels close. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	/* Capabilities are per thread: before the channel threads start,
+	 * which inherit what is left. A key process that could not give them
+	 * up does not serve (the network process sees it end and stops). */
+	if (privdrop_keep_caps(KEEPER_CAPS, &confined, err, sizeof(err)) != 0) {
+		log_init(&lg, LOGL_ERROR, stderr);
+		log_error(&lg, "key process: %s", err);
+		_exit(1);
+	}
+	memset(&k, 0, sizeof(k));
+	k.p = p;
+	if ((k.helper_path = pam_client_default_helper_path()) == NULL ||
+	    pthread_rwlock_init(&k.lock, NULL) != 0 ||
+	    (c = calloc(nchan, sizeof(*c))) == NULL)
+		_exit(1);
+	for (i = 0; i < nchan; i++) {
+		c[i].k = &k;
+		c[i].sock = socks[i];
+		if (pthread_create(&c[i].thread, NULL, chan_thread, &c[i]) != 0)
+			break;
+		started++;
+	}
+	for (i = 0; i < started; i++)
+		pthread_join(c[i].thread, NULL);
+	keyring_free(k.pending);
+	keyring_free(k.cur);
+	keyring_free(k.prev);
+	_exit(started == nchan ? 0 : 1);
+}

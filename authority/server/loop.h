@@ -1,0 +1,84 @@
+/*
+ * server/loop.h - one event loop: a thread with its own libevent base, its own
+ * listening socket (SO_REUSEPORT: the kernel spreads connections over the
+ * loops), its own database connection for reads and writer thread for
+ * writes (so it never waits for an fsync), PAM helper, sign-ins in flight
+ * and batch of audit rows. Loops share only what never changes while they run
+ * (configuration, failure-delay secret) and the domain set, which a reload
+ * replaces whole (server/shared.h). So the hot path takes no lock.
+ *
+ * Loop 0 runs in the main thread and also owns the signals, housekeeping
+ * and the demo relying party; the others run in threads of their own.
+ *
+ * Owns the order in which a loop's parts start and stop. Must never touch
+ * another loop's members (only loop_stop, which is thread-safe).
+ */
+#ifndef AUTHORITY_SERVER_LOOP_H
+#define AUTHORITY_SERVER_LOOP_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+struct authority;
+struct committer;
+struct db;
+struct event;
+struct event_base;
+struct issuance;
+struct keeper_chan;
+struct login;
+struct pam_client;
+struct server;
+
+/* How often loop 0 deletes dead sessions and windows (seconds), and how
+ * many rows one step deletes per table (a step never holds the write lock
+ * long). */
+#define LOOP_HOUSEKEEPING_S 60
+#define LOOP_PURGE_ROWS 500
+
+struct loop {
+	struct authority *a;        /* shared */
+	size_t index;               /* 0 = the main thread's */
+	struct event_base *base;    /* owned */
+	struct server *server;      /* owned: this loop's listener */
+	struct db *db;              /* owned: this loop's connection, for reads */
+	struct committer *committer; /* owned: this loop's writer thread (store/writer.h) */
+	struct pam_client *pam;     /* owned: this loop's PAM helper */
+	struct login *logins;       /* sign-ins waiting (api/session.c's list) */
+	struct issuance *issuance;  /* owned: audit rows and answers of this iteration */
+	struct keycheck *keycheck;  /* owned: user keys that passed the costly checks */
+	struct event *housekeeping; /* owned, loop 0 only */
+	struct event *ack;          /* owned: "I no longer use the old domain set" */
+	struct keeper_chan *keeper; /* borrowed: this loop's channel to the key process */
+	pthread_t thread;
+	int threaded;               /* 1 once the thread runs */
+};
+
+/* Creates loop index: its base and listener on listen (port 0 picks one;
+ * loops after the first pass the first one's real address), and its
+ * channel to the key process. On error writes why to err and returns
+ * VEP_ERR_*, leaving nothing allocated. */
+int loop_new(struct authority *a, size_t index, const char *listen, struct loop **out,
+    char *err, size_t errlen);
+
+/* Opens the rest, as the user the process serves as: the database
+ * connection and writer (the state directory is created if missing, 0700),
+ * the PAM helper (max_workers its share of pam_workers, started by the key
+ * process) and the timers. On error writes why to err and returns
+ * VEP_ERR_* / DB_ERR_*; loop_free frees what was opened. */
+int loop_open(struct loop *l, char *err, size_t errlen);
+
+/* Runs the loop in a new thread (loops other than 0). */
+int loop_start_thread(struct loop *l);
+
+/* Asks the loop to stop after its current callback; thread-safe. */
+void loop_stop(struct loop *l);
+
+/* Waits for the loop's thread (if any), abandons sign-ins still waiting,
+ * answers nothing more, stops its PAM helper and frees it. NULL-safe. */
+void loop_free(struct loop *l);
+
+/* The number of loops "workers = 0" means: the online CPUs, at least 1. */
+size_t loop_default_count(void);
+
+#endif

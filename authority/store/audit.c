@@ -1,0 +1,379 @@
+/*
+ * store/audit.c - the SQL of the audit trail: append rows (one, or a batch in
+ * one transaction) and read them back by address and time.
+ *
+ * It must never report success for a row that is not committed, never leave
+ * part of a batch behind, and never store a token, password or key: only
+ * the key's fingerprint.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/audit.h"
+#include "store/internal.h"
+
+static const char sql_insert[] =
+    "INSERT INTO audit (ts_ms, event, email, key_fp, iat_ms, exp_ms,"
+    " client_addr, outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+static const char sql_query_all[] =
+    "SELECT id, ts_ms, event, email, key_fp, iat_ms, exp_ms, client_addr, outcome"
+    " FROM audit WHERE ts_ms >= ?1 ORDER BY ts_ms, id LIMIT ?2";
+static const char sql_query_email[] =
+    "SELECT id, ts_ms, event, email, key_fp, iat_ms, exp_ms, client_addr, outcome"
+    " FROM audit WHERE email = ?3 AND ts_ms >= ?1 ORDER BY ts_ms, id LIMIT ?2";
+
+/* Must agree with the audit_events rows of schema/0001_initial.sql. */
+static const struct {
+	enum db_audit_event ev;
+	const char *name;
+} audit_events[] = {
+	{ DB_AUDIT_LOGIN_SUCCESS, "login_success" },
+	{ DB_AUDIT_LOGIN_FAILURE, "login_failure" },
+	{ DB_AUDIT_CERT_ISSUED, "cert_issued" },
+	{ DB_AUDIT_CERT_REFUSED, "cert_refused" },
+	{ DB_AUDIT_LOGOUT, "logout" },
+};
+#define AUDIT_EVENTS (sizeof(audit_events) / sizeof(audit_events[0]))
+
+struct db_audit_batch {
+	struct db_audit_row *rows;   /* strings owned, one block per row */
+	size_t count;
+};
+
+const char *
+db_audit_event_name(enum db_audit_event ev)
+{
+	size_t i;
+
+	for (i = 0; i < AUDIT_EVENTS; i++)
+		if (audit_events[i].ev == ev)
+			return audit_events[i].name;
+	return NULL;
+}
+
+int
+db_audit_event_from_name(const char *name, enum db_audit_event *out)
+{
+	size_t i;
+
+	if (out == NULL)
+		return VEP_ERR_ARG;
+	*out = 0;
+	if (name == NULL)
+		return VEP_ERR_INVALID;
+	for (i = 0; i < AUDIT_EVENTS; i++) {
+		if (strcmp(audit_events[i].name, name) == 0) {
+			*out = audit_events[i].ev;
+			return VEP_OK;
+		}
+	}
+	return VEP_ERR_INVALID;
+}
+
+size_t
+db_audit_event_count(void)
+{
+	return AUDIT_EVENTS;
+}
+
+enum db_audit_event
+db_audit_event_at(size_t i)
+{
+	return i < AUDIT_EVENTS ? audit_events[i].ev : 0;
+}
+
+static int
+audit_text_ok(const char *s, int required)
+{
+	if (s == NULL)
+		return required ? VEP_ERR_ARG : VEP_OK;
+	if (*s == '\0')
+		return VEP_ERR_ARG;
+	return strlen(s) > DB_AUDIT_TEXT_MAX ? VEP_ERR_TOOBIG : VEP_OK;
+}
+
+static int
+audit_fp_ok(const char *fp)
+{
+	size_t i;
+
+	if (fp == NULL)
+		return VEP_OK;
+	for (i = 0; i < DB_AUDIT_FP_CHARS; i++)
+		if (!((fp[i] >= '0' && fp[i] <= '9') || (fp[i] >= 'a' && fp[i] <= 'f')))
+			return VEP_ERR_ARG;
+	return fp[i] == '\0' ? VEP_OK : VEP_ERR_ARG;
+}
+
+static int
+audit_row_ok(const struct db_audit_row *r)
+{
+	int ret;
+
+	if (r == NULL || db_audit_event_name(r->event) == NULL ||
+	    r->ts_ms < 0 || r->iat_ms < 0 || r->exp_ms < 0)
+		return VEP_ERR_ARG;
+	if ((ret = audit_text_ok(r->email, 0)) != 0 ||
+	    (ret = audit_text_ok(r->client_addr, 0)) != 0 ||
+	    (ret = audit_text_ok(r->outcome, 1)) != 0)
+		return ret;
+	return audit_fp_ok(r->key_fp);
+}
+
+static void
+bind_opt_int(sqlite3_stmt *st, int col, int64_t v)
+{
+	if (v == 0)
+		sqlite3_bind_null(st, col);
+	else
+		sqlite3_bind_int64(st, col, v);
+}
+
+static int
+audit_insert(struct db *db, const struct db_audit_row *r)
+{
+	sqlite3_stmt *st;
+	int ret;
+
+	if ((ret = db_stmt(db, DB_STMT_AUDIT_INSERT, sql_insert, &st)) != 0)
+		return ret;
+	sqlite3_bind_int64(st, 1, r->ts_ms);
+	sqlite3_bind_int(st, 2, (int)r->event);
+	sqlite3_bind_text(st, 3, r->email ? r->email : DB_AUDIT_UNKNOWN, -1, SQLITE_STATIC);
+	if (r->key_fp != NULL)
+		sqlite3_bind_text(st, 4, r->key_fp, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 4);
+	bind_opt_int(st, 5, r->iat_ms);
+	bind_opt_int(st, 6, r->exp_ms);
+	sqlite3_bind_text(st, 7, r->client_addr ? r->client_addr : DB_AUDIT_UNKNOWN,
+	    -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 8, r->outcome, -1, SQLITE_STATIC);
+	ret = db_step_done(st);
+	/* Bindings are SQLITE_STATIC: drop them before the strings go away. */
+	sqlite3_clear_bindings(st);
+	return ret;
+}
+
+/* Writes n rows in one transaction: all of them, or none. */
+static int
+audit_write(struct db *db, const struct db_audit_row *rows, size_t n)
+{
+	size_t i;
+	int ret;
+
+	if ((ret = db_tx_begin(db)) != 0)
+		return ret;
+	for (i = 0; i < n; i++)
+		if ((ret = audit_insert(db, &rows[i])) != 0)
+			goto out;
+	return db_tx_commit(db);
+out:
+	db_tx_rollback(db);
+	return ret;
+}
+
+int
+db_audit_add(struct db *db, const struct db_audit_row *row)
+{
+	int ret;
+
+	if (db == NULL)
+		return VEP_ERR_ARG;
+	if ((ret = audit_row_ok(row)) != 0)
+		return ret;
+	return audit_write(db, row, 1);
+}
+
+int
+db_audit_cert(struct db *db, int64_t now_ms, const char *email,
+    const char *key_fp, int64_t iat_ms, int64_t exp_ms, const char *client_addr)
+{
+	struct db_audit_row r = {
+		.ts_ms = now_ms, .event = DB_AUDIT_CERT_ISSUED, .email = email,
+		.key_fp = key_fp, .iat_ms = iat_ms, .exp_ms = exp_ms,
+		.client_addr = client_addr, .outcome = "ok",
+	};
+
+	/* An issued certificate always names its address and key. */
+	if (email == NULL || key_fp == NULL)
+		return VEP_ERR_ARG;
+	return db_audit_add(db, &r);
+}
+
+int
+db_audit_login(struct db *db, int64_t now_ms, int success, const char *account,
+    const char *client_addr, const char *outcome)
+{
+	struct db_audit_row r = {
+		.ts_ms = now_ms,
+		.event = success ? DB_AUDIT_LOGIN_SUCCESS : DB_AUDIT_LOGIN_FAILURE,
+		.email = account, .client_addr = client_addr,
+		.outcome = outcome ? outcome : success ? "ok" : "failed",
+	};
+
+	return db_audit_add(db, &r);
+}
+
+int
+db_audit_batch_new(struct db_audit_batch **out)
+{
+	if (out == NULL)
+		return VEP_ERR_ARG;
+	*out = calloc(1, sizeof(**out));
+	return *out == NULL ? VEP_ERR_NOMEM : VEP_OK;
+}
+
+/* Copies s into *p (advancing it); NULL stays NULL. */
+static const char *
+batch_copy(char **p, const char *s)
+{
+	char *d = *p;
+	size_t n;
+
+	if (s == NULL)
+		return NULL;
+	n = strlen(s) + 1;
+	memcpy(d, s, n);
+	*p += n;
+	return d;
+}
+
+int
+db_audit_batch_add(struct db_audit_batch *b, const struct db_audit_row *row)
+{
+	const char *texts[4];
+	struct db_audit_row *rows, *r;
+	size_t i, need = 0;
+	char *block, *p;
+	int ret;
+
+	if (b == NULL)
+		return VEP_ERR_ARG;
+	if ((ret = audit_row_ok(row)) != 0)
+		return ret;
+	if (b->count >= DB_AUDIT_BATCH_MAX)
+		return VEP_ERR_TOOBIG;
+	texts[0] = row->email;
+	texts[1] = row->key_fp;
+	texts[2] = row->client_addr;
+	texts[3] = row->outcome;
+	for (i = 0; i < 4; i++)
+		need += texts[i] ? strlen(texts[i]) + 1 : 0;
+	if ((block = malloc(need)) == NULL)
+		return VEP_ERR_NOMEM;
+	/* Grow one row at a time: DB_AUDIT_BATCH_MAX keeps this small. */
+	rows = realloc(b->rows, (b->count + 1) * sizeof(*rows));
+	if (rows == NULL) {
+		free(block);
+		return VEP_ERR_NOMEM;
+	}
+	b->rows = rows;
+	r = &rows[b->count];
+	*r = *row;
+	p = block;
+	/* outcome is required, so block is never empty; the row owns the
+	 * block through its first non-NULL string, found again on free. */
+	r->outcome = batch_copy(&p, row->outcome);
+	r->email = batch_copy(&p, row->email);
+	r->key_fp = batch_copy(&p, row->key_fp);
+	r->client_addr = batch_copy(&p, row->client_addr);
+	r->id = 0;
+	b->count++;
+	return VEP_OK;
+}
+
+size_t
+db_audit_batch_count(const struct db_audit_batch *b)
+{
+	return b == NULL ? 0 : b->count;
+}
+
+static void
+batch_clear(struct db_audit_batch *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->count; i++)
+		free((void *)(uintptr_t)b->rows[i].outcome);
+	free(b->rows);
+	b->rows = NULL;
+	b->count = 0;
+}
+
+int
+db_audit_batch_commit(struct db *db, struct db_audit_batch *b)
+{
+	int ret;
+
+	if (db == NULL || b == NULL)
+		return VEP_ERR_ARG;
+	if (b->count == 0)
+		return VEP_OK;
+	if ((ret = audit_write(db, b->rows, b->count)) != 0)
+		return ret;
+	batch_clear(b);
+	return VEP_OK;
+}
+
+void
+db_audit_batch_free(struct db_audit_batch *b)
+{
+	if (b == NULL)
+		return;
+	batch_clear(b);
+	free(b);
+}
+
+static int64_t
+col_opt_int(sqlite3_stmt *st, int col)
+{
+	return sqlite3_column_type(st, col) == SQLITE_NULL ? 0 :
+	    sqlite3_column_int64(st, col);
+}
+
+int
+db_audit_query(struct db *db, const struct db_audit_filter *f,
+    db_audit_cb cb, void *arg)
+{
+	struct db_audit_row r;
+	sqlite3_stmt *st = NULL;
+	int rc, ret;
+
+	if (db == NULL || cb == NULL || (f != NULL && (f->limit < 0)))
+		return VEP_ERR_ARG;
+	if (f != NULL && f->email != NULL)
+		ret = db_stmt(db, DB_STMT_AUDIT_QUERY_EMAIL, sql_query_email, &st);
+	else
+		ret = db_stmt(db, DB_STMT_AUDIT_QUERY_ALL, sql_query_all, &st);
+	if (ret != 0)
+		return ret;
+	sqlite3_bind_int64(st, 1, f != NULL ? f->since_ms : 0);
+	/* LIMIT -1 is SQLite's "no limit". */
+	sqlite3_bind_int64(st, 2, f != NULL && f->limit > 0 ? f->limit : -1);
+	if (f != NULL && f->email != NULL)
+		sqlite3_bind_text(st, 3, f->email, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		memset(&r, 0, sizeof(r));
+		r.id = sqlite3_column_int64(st, 0);
+		r.ts_ms = sqlite3_column_int64(st, 1);
+		r.event = (enum db_audit_event)sqlite3_column_int(st, 2);
+		r.email = (const char *)sqlite3_column_text(st, 3);
+		r.key_fp = (const char *)sqlite3_column_text(st, 4);
+		r.iat_ms = col_opt_int(st, 5);
+		r.exp_ms = col_opt_int(st, 6);
+		r.client_addr = (const char *)sqlite3_column_text(st, 7);
+		r.outcome = (const char *)sqlite3_column_text(st, 8);
+		if (r.email == NULL || r.client_addr == NULL || r.outcome == NULL) {
+			ret = sqlite3_errcode(db->conn) == SQLITE_NOMEM ?
+			    VEP_ERR_NOMEM : DB_ERR_CORRUPT;
+			goto out;
+		}
+		if ((ret = cb(&r, arg)) != 0)
+			goto out;
+	}
+	ret = rc == SQLITE_DONE ? VEP_OK : db_err(rc);
+out:
+	db_stmt_done(st);
+	return ret;
+}

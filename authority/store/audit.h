@@ -1,0 +1,120 @@
+/*
+ * store/audit.h - the audit trail: every sign-in success and failure and every
+ * certificate issued, durable before the caller replies.
+ *
+ * A row holds the time, the event, the address or account concerned (or
+ * "unknown"), the user key's fingerprint, the certificate's iat/exp, the
+ * client address and an outcome word. Writes return only after the commit
+ * is on disk (synchronous=FULL); when it cannot be (DB_ERR_FULL: disk or
+ * size limit full; DB_ERR_BUSY: locked past the busy timeout; VEP_ERR_IO)
+ * nothing of the write remains and the caller answers 503 without the
+ * certificate. No certificate leaves unrecorded.
+ *
+ * Single rows (db_audit_add, db_audit_cert, db_audit_login) commit one
+ * transaction each; a batch (db_audit_batch_*) gathers rows in memory and
+ * commits them all in one transaction, all or none, so an event loop can pay
+ * one fsync per iteration instead of one per request.
+ *
+ * Times are milliseconds since the epoch (certificate times are in ms).
+ */
+#ifndef AUTHORITY_STORE_AUDIT_H
+#define AUTHORITY_STORE_AUDIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/db.h"
+
+/* What a row records for a missing address, account or client address. */
+#define DB_AUDIT_UNKNOWN "unknown"
+/* Longest email/account, client address or outcome stored (bytes). */
+#define DB_AUDIT_TEXT_MAX 320
+/* A key fingerprint: lowercase hex SHA-256 (chars, without the NUL). */
+#define DB_AUDIT_FP_CHARS 64
+/* Most rows one batch holds (rows); db_audit_batch_add refuses more. */
+#define DB_AUDIT_BATCH_MAX 1024
+
+/* The events; the numbers are the schema's audit_events ids. */
+enum db_audit_event {
+	DB_AUDIT_LOGIN_SUCCESS = 1,
+	DB_AUDIT_LOGIN_FAILURE = 2,
+	DB_AUDIT_CERT_ISSUED = 3,
+	DB_AUDIT_CERT_REFUSED = 4,
+	DB_AUDIT_LOGOUT = 5,
+};
+
+struct db_audit_row {
+	int64_t id;               /* set by db_audit_query; ignored on writes */
+	int64_t ts_ms;            /* when it happened, ms since the epoch */
+	enum db_audit_event event;
+	const char *email;        /* address or account; NULL = "unknown" */
+	const char *key_fp;       /* DB_AUDIT_FP_CHARS lowercase hex or NULL */
+	int64_t iat_ms;           /* certificate iat, 0 = none */
+	int64_t exp_ms;           /* certificate exp, 0 = none */
+	const char *client_addr;  /* NULL = "unknown" */
+	const char *outcome;      /* required: "ok", "bad_password", ... */
+};
+
+/* The event's name ("login_success", ...), or NULL for an unknown value. */
+const char *db_audit_event_name(enum db_audit_event ev);
+
+/* Looks up an event by name. Returns 0 or VEP_ERR_INVALID. */
+int db_audit_event_from_name(const char *name, enum db_audit_event *out);
+
+/* Number of events and the i-th of them in table order (for listings and
+ * the test that compares with the schema); i < db_audit_event_count(). */
+size_t db_audit_event_count(void);
+enum db_audit_event db_audit_event_at(size_t i);
+
+/* Appends one row and commits it before returning. Errors: VEP_ERR_ARG
+ * (unknown event, missing outcome, fingerprint not 64 lowercase hex,
+ * negative time), VEP_ERR_TOOBIG (a text over DB_AUDIT_TEXT_MAX),
+ * DB_ERR_FULL, DB_ERR_BUSY, VEP_ERR_IO; on error no row was written. */
+int db_audit_add(struct db *db, const struct db_audit_row *row);
+
+/* db_audit_add of a DB_AUDIT_CERT_ISSUED row with outcome "ok". */
+int db_audit_cert(struct db *db, int64_t now_ms, const char *email,
+    const char *key_fp, int64_t iat_ms, int64_t exp_ms, const char *client_addr);
+
+/* db_audit_add of a DB_AUDIT_LOGIN_SUCCESS (success != 0) or
+ * DB_AUDIT_LOGIN_FAILURE row; outcome NULL = "ok" / "failed". */
+int db_audit_login(struct db *db, int64_t now_ms, int success, const char *account,
+    const char *client_addr, const char *outcome);
+
+struct db_audit_batch;
+
+/* A new empty batch (free with db_audit_batch_free). */
+int db_audit_batch_new(struct db_audit_batch **out);
+
+/* Validates row like db_audit_add and copies it (strings included) into the
+ * batch. VEP_ERR_TOOBIG when the batch holds DB_AUDIT_BATCH_MAX rows. */
+int db_audit_batch_add(struct db_audit_batch *b, const struct db_audit_row *row);
+
+/* Rows waiting in the batch. */
+size_t db_audit_batch_count(const struct db_audit_batch *b);
+
+/* Writes every row of the batch in one transaction. On success the batch is
+ * emptied; on failure none of its rows is in the database and the batch is
+ * left as it was (the caller answers each waiting request with 503). */
+int db_audit_batch_commit(struct db *db, struct db_audit_batch *b);
+
+/* Frees the batch and its rows. NULL-safe. */
+void db_audit_batch_free(struct db_audit_batch *b);
+
+struct db_audit_filter {
+	const char *email;   /* only rows for this exact address/account; NULL = all */
+	int64_t since_ms;    /* only rows with ts_ms >= since_ms */
+	int64_t limit;       /* at most this many rows; 0 = no limit */
+};
+
+/* Called once per row; strings are borrowed until it returns. A non-zero
+ * return stops the query and becomes db_audit_query's result. It must not
+ * use the same struct db. */
+typedef int (*db_audit_cb)(const struct db_audit_row *row, void *arg);
+
+/* Calls cb for the rows matching f (NULL = all), oldest first (ts_ms, then
+ * insertion order). Returns 0, cb's non-zero value, or an error. */
+int db_audit_query(struct db *db, const struct db_audit_filter *f,
+    db_audit_cb cb, void *arg);
+
+#endif

@@ -1,0 +1,455 @@
+/*
+ * store/db.c - the database connection: open the file in the state directory,
+ * set the connection up (WAL, synchronous=FULL, foreign keys, busy timeout,
+ * SQLite's defensive mode), apply the embedded migrations, cache prepared
+ * statements, run write transactions, and convert SQLite's result codes.
+ *
+ * This file owns no table: the SQL of sessions, throttling and the audit trail
+ * lives in store/sessions.c, store/throttle.c and store/audit.c. It must never log a
+ * bound value (tokens' hashes, addresses) and never leave a transaction open
+ * when a function returns.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store/internal.h"
+#include "migrations.h"
+
+/* SQLite's default ceiling for max_page_count, used to lift a size limit. */
+#define DB_MAX_PAGE_COUNT_UNLIMITED 4294967294LL
+
+/* Extended codes are matched first, then the primary code (rc & 0xff). */
+static const struct {
+	int rc;
+	int err;
+} db_err_table[] = {
+	{ SQLITE_OK, VEP_OK },
+	{ SQLITE_ROW, VEP_OK },
+	{ SQLITE_DONE, VEP_OK },
+	{ SQLITE_CONSTRAINT_UNIQUE, VEP_ERR_EXISTS },
+	{ SQLITE_CONSTRAINT_PRIMARYKEY, VEP_ERR_EXISTS },
+	{ SQLITE_CONSTRAINT, VEP_ERR_INVALID },
+	{ SQLITE_BUSY, DB_ERR_BUSY },
+	{ SQLITE_LOCKED, DB_ERR_BUSY },
+	{ SQLITE_FULL, DB_ERR_FULL },
+	{ SQLITE_NOMEM, VEP_ERR_NOMEM },
+	{ SQLITE_TOOBIG, VEP_ERR_TOOBIG },
+	{ SQLITE_CORRUPT, DB_ERR_CORRUPT },
+	{ SQLITE_NOTADB, DB_ERR_CORRUPT },
+	{ SQLITE_IOERR, VEP_ERR_IO },
+	{ SQLITE_CANTOPEN, VEP_ERR_IO },
+	{ SQLITE_READONLY, VEP_ERR_IO },
+	{ SQLITE_PERM, VEP_ERR_IO },
+	{ SQLITE_AUTH, VEP_ERR_IO },
+};
+
+static const struct {
+	int err;
+	const char *text;
+} db_err_text[] = {
+	{ DB_ERR_NOTFOUND, "not found" },
+	{ DB_ERR_EXPIRED, "expired" },
+	{ DB_ERR_BUSY, "database busy" },
+	{ DB_ERR_FULL, "database full" },
+	{ DB_ERR_NEWER, "database schema is newer than this program" },
+	{ DB_ERR_SCHEMA, "database schema is not at this program's version" },
+	{ DB_ERR_CORRUPT, "database file is damaged or not a database" },
+	{ DB_ERR_THROTTLED, "too many failed attempts" },
+	{ DB_ERR_INTERNAL, "database error" },
+};
+
+int
+db_err(int sqlite_rc)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(db_err_table) / sizeof(db_err_table[0]); i++)
+		if (db_err_table[i].rc == sqlite_rc)
+			return db_err_table[i].err;
+	for (i = 0; i < sizeof(db_err_table) / sizeof(db_err_table[0]); i++)
+		if (db_err_table[i].rc == (sqlite_rc & 0xff))
+			return db_err_table[i].err;
+	return DB_ERR_INTERNAL;
+}
+
+const char *
+db_strerror(int err)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(db_err_text) / sizeof(db_err_text[0]); i++)
+		if (db_err_text[i].err == err)
+			return db_err_text[i].text;
+	return vep_strerror(err);
+}
+
+int
+db_schema_version_known(void)
+{
+	return (int)db_migrations_count;
+}
+
+/* Runs a statement that yields one integer (a PRAGMA) without caching it. */
+static int
+db_query_int(sqlite3 *conn, const char *sql, int64_t *out)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, ret;
+
+	*out = 0;
+	rc = sqlite3_prepare_v2(conn, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		ret = db_err(rc);
+		goto out;
+	}
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		ret = rc == SQLITE_DONE ? DB_ERR_INTERNAL : db_err(rc);
+		goto out;
+	}
+	*out = sqlite3_column_int64(st, 0);
+	ret = VEP_OK;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+static int
+db_exec(sqlite3 *conn, const char *sql)
+{
+	return db_err(sqlite3_exec(conn, sql, NULL, NULL, NULL));
+}
+
+int
+db_schema_version(struct db *db, int *out)
+{
+	int64_t v;
+	int ret;
+
+	if (out == NULL)
+		return VEP_ERR_ARG;
+	*out = 0;
+	if (db == NULL)
+		return VEP_ERR_ARG;
+	if ((ret = db_query_int(db->conn, "PRAGMA user_version", &v)) != 0)
+		return ret;
+	*out = (int)v;
+	return VEP_OK;
+}
+
+int
+db_journal_mode(struct db *db, char *out, size_t outlen)
+{
+	sqlite3_stmt *st = NULL;
+	const unsigned char *mode;
+	int rc, ret;
+
+	if (out == NULL || outlen == 0)
+		return VEP_ERR_ARG;
+	out[0] = '\0';
+	if (db == NULL)
+		return VEP_ERR_ARG;
+	rc = sqlite3_prepare_v2(db->conn, "PRAGMA journal_mode", -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		ret = rc == SQLITE_DONE ? DB_ERR_INTERNAL : db_err(rc);
+		goto out;
+	}
+	mode = sqlite3_column_text(st, 0);
+	if (mode == NULL || strlen((const char *)mode) >= outlen) {
+		ret = VEP_ERR_TOOBIG;
+		goto out;
+	}
+	memcpy(out, mode, strlen((const char *)mode) + 1);
+	ret = VEP_OK;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int
+db_tx_begin(struct db *db)
+{
+	return db_exec(db->conn, "BEGIN IMMEDIATE");
+}
+
+void
+db_tx_rollback(struct db *db)
+{
+	/* After SQLITE_FULL, SQLITE_NOMEM or an I/O error SQLite may already
+	 * have rolled back; a second ROLLBACK would only report an error. */
+	if (!sqlite3_get_autocommit(db->conn))
+		(void)sqlite3_exec(db->conn, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int
+db_tx_commit(struct db *db)
+{
+	int ret;
+
+	if ((ret = db_exec(db->conn, "COMMIT")) != 0)
+		db_tx_rollback(db);
+	return ret;
+}
+
+int
+db_stmt(struct db *db, enum db_stmt_slot slot, const char *sql, sqlite3_stmt **out)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*out = NULL;
+	if ((unsigned)slot >= DB_STMT__COUNT)
+		return VEP_ERR_ARG;
+	st = db->stmts[slot];
+	if (st == NULL) {
+		/* PERSISTENT: these live as long as the connection. */
+		rc = sqlite3_prepare_v3(db->conn, sql, -1, SQLITE_PREPARE_PERSISTENT,
+		    &st, NULL);
+		if (rc != SQLITE_OK)
+			return db_err(rc);
+		db->stmts[slot] = st;
+	} else {
+		sqlite3_reset(st);
+		sqlite3_clear_bindings(st);
+	}
+	*out = st;
+	return VEP_OK;
+}
+
+void
+db_stmt_done(sqlite3_stmt *st)
+{
+	if (st != NULL)
+		sqlite3_reset(st);
+}
+
+int
+db_step_done(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	if (rc == SQLITE_DONE)
+		return VEP_OK;
+	return rc == SQLITE_ROW ? DB_ERR_INTERNAL : db_err(rc);
+}
+
+/* Applies migration m unless another process got there first: the version
+ * is re-read under the write lock, so two starting processes cannot both
+ * apply it. */
+static int
+db_apply_migration(struct db *db, const struct db_migration *m)
+{
+	char sql[64];
+	int64_t v;
+	int ret;
+
+	if ((ret = db_tx_begin(db)) != 0)
+		return ret;
+	if ((ret = db_query_int(db->conn, "PRAGMA user_version", &v)) != 0)
+		goto out;
+	if (v >= m->version)
+		goto out;
+	if (v != m->version - 1) {
+		ret = DB_ERR_SCHEMA;
+		goto out;
+	}
+	if ((ret = db_exec(db->conn, m->sql)) != 0)
+		goto out;
+	(void)snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", m->version);
+	if ((ret = db_exec(db->conn, sql)) != 0)
+		goto out;
+	return db_tx_commit(db);
+out:
+	db_tx_rollback(db);
+	return ret;
+}
+
+static int
+db_configure(struct db *db, int busy_timeout_ms)
+{
+	char mode[16];
+	int ret;
+
+	if (sqlite3_busy_timeout(db->conn, busy_timeout_ms) != SQLITE_OK)
+		return DB_ERR_INTERNAL;
+	/* Defensive: no writable_schema, no shadow-table tampering; untrusted
+	 * schema; no double-quoted string literals mistaken for identifiers. */
+	(void)sqlite3_db_config(db->conn, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	(void)sqlite3_db_config(db->conn, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	(void)sqlite3_db_config(db->conn, SQLITE_DBCONFIG_DQS_DML, 0, NULL);
+	(void)sqlite3_db_config(db->conn, SQLITE_DBCONFIG_DQS_DDL, 0, NULL);
+	if ((ret = db_exec(db->conn, "PRAGMA foreign_keys = ON")) != 0)
+		return ret;
+	/* FULL: in WAL mode every commit fsyncs the log, so an audit row is on
+	 * disk before the certificate it records leaves the process. */
+	if ((ret = db_exec(db->conn, "PRAGMA synchronous = FULL")) != 0)
+		return ret;
+	if (!db->readonly &&
+	    (ret = db_exec(db->conn, "PRAGMA journal_mode = WAL")) != 0)
+		return ret;
+	if ((ret = db_journal_mode(db, mode, sizeof(mode))) != 0)
+		return ret;
+	if (strcmp(mode, "wal") != 0)
+		return db->readonly ? DB_ERR_SCHEMA : DB_ERR_INTERNAL;
+	return VEP_OK;
+}
+
+int
+db_open_path(const char *path, const struct db_options *opt, struct db **out)
+{
+	struct db *db = NULL;
+	int64_t version;
+	int busy, flags, fd, ret;
+	size_t i;
+
+	if (out == NULL)
+		return VEP_ERR_ARG;
+	*out = NULL;
+	if (path == NULL)
+		return VEP_ERR_ARG;
+	busy = opt != NULL && opt->busy_timeout_ms != 0 ?
+	    opt->busy_timeout_ms : DB_BUSY_TIMEOUT_MS_DEFAULT;
+	if (busy < 0 || busy > DB_BUSY_TIMEOUT_MS_MAX)
+		return VEP_ERR_ARG;
+	if ((db = calloc(1, sizeof(*db))) == NULL)
+		return VEP_ERR_NOMEM;
+	db->readonly = opt != NULL && opt->readonly;
+
+	if (!db->readonly) {
+		/* Create the file ourselves so it is 0600 from the first byte;
+		 * SQLite gives the -wal and -shm files the same mode. Only when
+		 * it does not exist (O_EXCL): closing a descriptor of a file
+		 * drops every POSIX lock this process holds on it, including
+		 * those of SQLite connections other threads have open. */
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd >= 0)
+			(void)close(fd);
+		else if (errno != EEXIST) {
+			ret = VEP_ERR_IO;
+			goto out;
+		}
+	}
+	flags = (db->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
+	    SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOMUTEX;
+	if (sqlite3_open_v2(path, &db->conn, flags, NULL) != SQLITE_OK) {
+		ret = db->conn == NULL ? VEP_ERR_NOMEM :
+		    db_err(sqlite3_extended_errcode(db->conn));
+		if (ret == VEP_OK)
+			ret = VEP_ERR_IO;
+		goto out;
+	}
+	if (sqlite3_busy_timeout(db->conn, busy) != SQLITE_OK) {
+		ret = DB_ERR_INTERNAL;
+		goto out;
+	}
+	/* Look at the version before changing anything (even the journal mode)
+	 * so a newer file is left exactly as we found it. */
+	if ((ret = db_query_int(db->conn, "PRAGMA user_version", &version)) != 0)
+		goto out;
+	if (version > (int64_t)db_migrations_count || version < 0) {
+		ret = DB_ERR_NEWER;
+		goto out;
+	}
+	if (db->readonly && version != (int64_t)db_migrations_count) {
+		ret = DB_ERR_SCHEMA;
+		goto out;
+	}
+	if ((ret = db_configure(db, busy)) != 0)
+		goto out;
+	for (i = 0; !db->readonly && i < db_migrations_count; i++)
+		if ((ret = db_apply_migration(db, &db_migrations[i])) != 0)
+			goto out;
+	*out = db;
+	db = NULL;
+	ret = VEP_OK;
+out:
+	db_close(db);
+	return ret;
+}
+
+int
+db_open(const char *state_dir, const struct db_options *opt, struct db **out)
+{
+	char *path = NULL;
+	int ret;
+
+	if (out == NULL)
+		return VEP_ERR_ARG;
+	*out = NULL;
+	if (state_dir == NULL || *state_dir == '\0')
+		return VEP_ERR_ARG;
+	if (asprintf(&path, "%s/%s", state_dir, DB_FILE_NAME) < 0)
+		return VEP_ERR_NOMEM;
+	ret = db_open_path(path, opt, out);
+	free(path);
+	return ret;
+}
+
+void
+db_close(struct db *db)
+{
+	size_t i;
+
+	if (db == NULL)
+		return;
+	for (i = 0; i < DB_STMT__COUNT; i++)
+		sqlite3_finalize(db->stmts[i]);
+	/* close_v2 is never "busy": all statements are finalized above. */
+	sqlite3_close_v2(db->conn);
+	free(db);
+}
+
+int
+db_set_size_limit(struct db *db, int64_t max_bytes)
+{
+	char sql[64];
+	int64_t page_size, pages, got;
+	int ret;
+
+	if (db == NULL || max_bytes < 0)
+		return VEP_ERR_ARG;
+	if ((ret = db_query_int(db->conn, "PRAGMA page_size", &page_size)) != 0)
+		return ret;
+	if (page_size <= 0)
+		return DB_ERR_INTERNAL;
+	pages = max_bytes == 0 ? DB_MAX_PAGE_COUNT_UNLIMITED : max_bytes / page_size;
+	if (pages > DB_MAX_PAGE_COUNT_UNLIMITED)
+		pages = DB_MAX_PAGE_COUNT_UNLIMITED;
+	/* max_page_count = 0 only queries; 1 means "as small as it is now". */
+	if (pages < 1)
+		pages = 1;
+	(void)snprintf(sql, sizeof(sql), "PRAGMA max_page_count = %lld", (long long)pages);
+	/* SQLite never sets the cap below the current size; it returns the cap. */
+	return db_query_int(db->conn, sql, &got);
+}
+
+int
+db_check_integrity(struct db *db)
+{
+	sqlite3_stmt *st = NULL;
+	const unsigned char *res;
+	int rc, ret;
+
+	if (db == NULL)
+		return VEP_ERR_ARG;
+	rc = sqlite3_prepare_v2(db->conn, "PRAGMA integrity_check", -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		ret = rc == SQLITE_DONE ? DB_ERR_INTERNAL : db_err(rc);
+		goto out;
+	}
+	res = sqlite3_column_text(st, 0);
+	ret = res != NULL && strcmp((const char *)res, "ok") == 0 ?
+	    VEP_OK : DB_ERR_CORRUPT;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}

@@ -1,0 +1,96 @@
+/*
+ * store/db.h - the authority's SQLite database: opening it, bringing its schema up
+ * to date, and the error vocabulary shared by the db_* table modules
+ * (store/sessions.h, store/throttle.h, store/audit.h).
+ *
+ * One file, DB_FILE_NAME in the state directory, created with mode 0600 (it
+ * holds e-mail addresses and client addresses). Every connection runs in WAL
+ * mode with synchronous=FULL, so a function that returned 0 after a write has
+ * made it durable: the audit row of a certificate is on disk before the reply.
+ * Writers wait for a busy database at most the connection's busy timeout and
+ * then fail with DB_ERR_BUSY, which the caller maps to 503 like DB_ERR_FULL.
+ *
+ * This header never exposes SQLite: sqlite3.h is included only by the db_*
+ * source files. Handlers call the table modules, never SQL.
+ *
+ * A struct db is one connection; it is not shared between threads.
+ */
+#ifndef AUTHORITY_STORE_DB_H
+#define AUTHORITY_STORE_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+/* The database file inside the state directory. */
+#define DB_FILE_NAME "authority.db"
+
+/* How long a writer waits for another connection's lock (milliseconds). Kept
+ * short: the event loop is blocked while it waits. */
+#define DB_BUSY_TIMEOUT_MS_DEFAULT 1000
+/* Largest accepted busy timeout (milliseconds). */
+#define DB_BUSY_TIMEOUT_MS_MAX 30000
+
+/* Errors of the storage layer, beyond the VEP_ERR_* set (err.h). The numbers
+ * stay clear of VEP_ERR_*; db_strerror() knows both. */
+enum {
+	DB_ERR_NOTFOUND = -100,   /* no such row (session, ...) */
+	DB_ERR_EXPIRED = -101,    /* the row exists but has expired */
+	DB_ERR_BUSY = -102,       /* locked by another connection past the busy timeout */
+	DB_ERR_FULL = -103,       /* disk or size limit full; nothing was written */
+	DB_ERR_NEWER = -104,      /* the file's schema is newer than this binary knows */
+	DB_ERR_SCHEMA = -105,     /* read-only open of a database not at our version */
+	DB_ERR_CORRUPT = -106,    /* not a database, or damaged */
+	DB_ERR_THROTTLED = -107,  /* too many failures: try again later (store/throttle.h) */
+	DB_ERR_INTERNAL = -108,   /* SQLite refused something it should not have */
+};
+
+struct db;
+
+struct db_options {
+	int readonly;         /* open read-only: no migration, exact version required */
+	int busy_timeout_ms;  /* 0 = DB_BUSY_TIMEOUT_MS_DEFAULT */
+};
+
+/* Opens (creating if needed, mode 0600) DIR/DB_FILE_NAME and migrates it:
+ * see db_open_path. opt may be NULL for defaults. */
+int db_open(const char *state_dir, const struct db_options *opt, struct db **out);
+
+/* Opens the database file at path. Read-write: creates the file with mode
+ * 0600 if missing, switches it to WAL, sets synchronous=FULL, foreign_keys=ON
+ * and the busy timeout, then applies every migration past PRAGMA user_version
+ * in order, each in its own transaction that also bumps user_version.
+ * Read-only: the file must exist and be exactly at the version this binary
+ * knows (DB_ERR_SCHEMA otherwise). Both refuse a file whose user_version is
+ * newer than the binary's last migration (DB_ERR_NEWER) and leave it
+ * untouched. *out is cleared on entry and set only on success.
+ * Errors: VEP_ERR_ARG, VEP_ERR_NOMEM, VEP_ERR_IO, DB_ERR_NEWER,
+ * DB_ERR_SCHEMA, DB_ERR_CORRUPT, DB_ERR_BUSY, DB_ERR_FULL. */
+int db_open_path(const char *path, const struct db_options *opt, struct db **out);
+
+/* Finalizes the cached statements and closes the connection. NULL-safe. */
+void db_close(struct db *db);
+
+/* The schema version this binary migrates to (the number of migrations). */
+int db_schema_version_known(void);
+
+/* Reads the file's PRAGMA user_version into *out. */
+int db_schema_version(struct db *db, int *out);
+
+/* Reads the connection's journal mode ("wal") into out (NUL-terminated). */
+int db_journal_mode(struct db *db, char *out, size_t outlen);
+
+/* Caps the database file at max_bytes (rounded down to whole pages, at least
+ * its current size): writes beyond it fail with DB_ERR_FULL as a full disk
+ * would. The cap is per connection. 0 = no cap beyond SQLite's own. */
+int db_set_size_limit(struct db *db, int64_t max_bytes);
+
+/* Runs PRAGMA integrity_check: 0 when it reports "ok", DB_ERR_CORRUPT when
+ * it reports damage. */
+int db_check_integrity(struct db *db);
+
+/* A short English reason for a DB_ERR_* or VEP_ERR_* code (never NULL). */
+const char *db_strerror(int err);
+
+#endif

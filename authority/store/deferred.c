@@ -1,0 +1,183 @@
+/*
+ * store/deferred.c - fire-and-forget database writes (contract in store/deferred.h).
+ */
+#include "store/deferred.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/shared.h"
+#include "store/writer.h"
+#include "store/audit.h"
+#include "store/throttle.h"
+#include "core/log.h"
+#include "server/loop.h"
+
+struct touch_job {
+	struct db_session s;
+	int64_t now;
+};
+
+struct delete_job {
+	uint8_t hash[DB_SESSION_HASH_BYTES];
+};
+
+struct audit_job {
+	struct loop *l;
+	struct db_audit_row row;
+	char email[DB_AUDIT_TEXT_MAX + 1];
+	char fp[DB_AUDIT_FP_CHARS + 1];
+	char client[DB_AUDIT_TEXT_MAX + 1];
+	char outcome[DB_AUDIT_TEXT_MAX + 1];
+	int rc;
+};
+
+struct housekeeping_job {
+	struct loop *l;
+	int64_t now, rows, sessions;
+	int rc_sessions, rc_throttle;
+};
+
+static void
+free_arg(int rc, void *arg)
+{
+	free(arg);
+}
+
+/* Queues fn on l's committer; when even that fails (no memory), the write
+ * is dropped and its argument freed. */
+static void
+submit(struct loop *l, committer_fn fn, committer_done done, void *arg)
+{
+	if (arg == NULL || committer_submit(l->committer, fn, done, arg) != 0) {
+		log_error(&l->a->log, "out of memory for a database write (dropped)");
+		free(arg);
+	}
+}
+
+static int
+do_touch(struct db *db, void *arg)
+{
+	struct touch_job *j = arg;
+
+	return db_session_touch(db, &j->s, j->now);
+}
+
+void
+writes_session_touch(struct loop *l, struct db_session *s, int64_t now)
+{
+	struct touch_job *j;
+	int64_t exp;
+
+	if (now - s->last_seen < DB_SESSION_TOUCH_MIN_S)
+		return; /* db_session_touch would skip it too */
+	if ((j = malloc(sizeof(*j))) != NULL) {
+		j->s = *s;
+		j->now = now;
+	}
+	submit(l, do_touch, free_arg, j);
+	exp = now + s->idle_s;
+	s->last_seen = now;
+	s->expires_at = exp < s->absolute_at ? exp : s->absolute_at;
+}
+
+static int
+do_delete(struct db *db, void *arg)
+{
+	struct delete_job *j = arg;
+
+	return db_session_delete(db, j->hash);
+}
+
+void
+writes_session_delete(struct loop *l, const uint8_t hash[DB_SESSION_HASH_BYTES])
+{
+	struct delete_job *j = malloc(sizeof(*j));
+
+	if (j != NULL)
+		memcpy(j->hash, hash, sizeof(j->hash));
+	submit(l, do_delete, free_arg, j);
+}
+
+static int
+do_audit(struct db *db, void *arg)
+{
+	struct audit_job *j = arg;
+
+	return db_audit_add(db, &j->row);
+}
+
+static void
+audit_done(int rc, void *arg)
+{
+	struct audit_job *j = arg;
+
+	if (rc != 0)
+		log_error(&j->l->a->log, "audit: %s", db_strerror(rc));
+	free(j);
+}
+
+/* Copies a possibly NULL text into buf; returns buf or NULL. */
+static const char *
+copy(char *buf, size_t len, const char *s)
+{
+	if (s == NULL)
+		return NULL;
+	snprintf(buf, len, "%s", s);
+	return buf;
+}
+
+void
+writes_audit(struct loop *l, const struct db_audit_row *row)
+{
+	struct audit_job *j = calloc(1, sizeof(*j));
+
+	if (j != NULL) {
+		j->l = l;
+		j->row = *row;
+		j->row.email = copy(j->email, sizeof(j->email), row->email);
+		j->row.key_fp = copy(j->fp, sizeof(j->fp), row->key_fp);
+		j->row.client_addr = copy(j->client, sizeof(j->client), row->client_addr);
+		j->row.outcome = copy(j->outcome, sizeof(j->outcome), row->outcome);
+	}
+	submit(l, do_audit, audit_done, j);
+}
+
+static int
+do_housekeeping(struct db *db, void *arg)
+{
+	struct housekeeping_job *j = arg;
+
+	j->rc_sessions = db_session_purge(db, j->now, j->rows, &j->sessions);
+	j->rc_throttle = db_throttle_prune(db, j->now, j->rows, NULL);
+	return 0;
+}
+
+static void
+housekeeping_done(int rc, void *arg)
+{
+	struct housekeeping_job *j = arg;
+
+	if (j->rc_sessions != 0)
+		log_warn(&j->l->a->log, "housekeeping: sessions: %s", db_strerror(j->rc_sessions));
+	else if (j->sessions > 0)
+		log_debug(&j->l->a->log, "housekeeping: %lld dead sessions deleted",
+		    (long long)j->sessions);
+	if (j->rc_throttle != 0)
+		log_warn(&j->l->a->log, "housekeeping: throttle: %s", db_strerror(j->rc_throttle));
+	free(j);
+}
+
+void
+writes_housekeeping(struct loop *l, int64_t now, int64_t rows)
+{
+	struct housekeeping_job *j = calloc(1, sizeof(*j));
+
+	if (j != NULL) {
+		j->l = l;
+		j->now = now;
+		j->rows = rows;
+	}
+	submit(l, do_housekeeping, housekeeping_done, j);
+}

@@ -1,0 +1,43 @@
+/*
+ * store/writer.h - a loop's database writer: a thread with its own SQLite
+ * connection that runs the loop's writes (audit rows, sessions, throttle
+ * counts), so an event loop never waits for a commit's fsync or for
+ * another loop's write lock. Reads stay in the loop, on its own connection
+ * (WAL: readers never wait for writers).
+ *
+ * A job is a function run in the writer thread on its connection, and a
+ * completion run afterwards in the loop's thread with the job's result.
+ * Jobs run in submission order. The job's argument belongs to the job from
+ * submission until its completion has run.
+ *
+ * Owns the thread, its connection and the two queues. Must never call a
+ * completion outside the loop's thread.
+ */
+#ifndef AUTHORITY_STORE_WRITER_H
+#define AUTHORITY_STORE_WRITER_H
+
+struct committer;
+struct db;
+struct event_base;
+
+/* Runs in the writer thread. Returns 0 or an error code. */
+typedef int (*committer_fn)(struct db *db, void *arg);
+/* Runs in the loop's thread with what the job returned. */
+typedef void (*committer_done)(int rc, void *arg);
+
+/* Opens the writer's connection to STATE_DIR's database (capped at
+ * max_bytes when not 0) and starts its thread; completions are delivered
+ * on base. Returns 0 or VEP_ERR_* / DB_ERR_*. */
+int committer_new(struct event_base *base, const char *state_dir, long long max_bytes,
+    struct committer **out);
+
+/* Queues a job. done may be NULL (nothing to do afterwards). Returns 0 or
+ * VEP_ERR_NOMEM, and then nothing was queued. */
+int committer_submit(struct committer *c, committer_fn fn, committer_done done, void *arg);
+
+/* Runs every queued job, stops the thread, runs the last completions (in
+ * the caller's thread, which must be the loop's) and any jobs those queue,
+ * with their completions, until none is left; then frees. NULL-safe. */
+void committer_free(struct committer *c);
+
+#endif
