@@ -159,7 +159,7 @@ issue(struct req *r, const struct domain *d, const vep_key *user, const char *fp
 }
 
 void
-h_cert(struct req *r)
+api_certificate(struct req *r)
 {
 	static const char *const fields[] = { "pubkey", "duration", "email", NULL };
 	const struct domain *d;

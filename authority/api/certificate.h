@@ -29,6 +29,6 @@
 
 struct req;
 
-void h_cert(struct req *r);
+void api_certificate(struct req *r);
 
 #endif

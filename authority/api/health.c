@@ -37,7 +37,7 @@ health_problem(const struct req *r)
 }
 
 void
-h_health(struct req *r)
+api_health(struct req *r)
 {
 	const char *why = health_problem(r);
 

@@ -13,6 +13,6 @@
 
 struct req;
 
-void h_health(struct req *r);
+void api_health(struct req *r);
 
 #endif

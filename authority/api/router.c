@@ -48,12 +48,12 @@ static const struct route routes[] = {
 	 * JSON content type (which a cross-site form cannot send, and a
 	 * cross-site fetch cannot without a CORS preflight we never grant)
 	 * keep sign-in itself from being forged. */
-	{ PATH_API_LOGIN, REQ_M_POST, ROUTE_ORIGIN | ROUTE_JSON_BODY, h_login },
-	{ PATH_API_SESSION, GET_HEAD, ROUTE_AUTH, h_session },
-	{ PATH_API_LOGOUT, REQ_M_POST, ROUTE_ORIGIN | ROUTE_AUTH | ROUTE_CSRF, h_logout },
+	{ PATH_API_LOGIN, REQ_M_POST, ROUTE_ORIGIN | ROUTE_JSON_BODY, api_login },
+	{ PATH_API_SESSION, GET_HEAD, ROUTE_AUTH, api_session },
+	{ PATH_API_LOGOUT, REQ_M_POST, ROUTE_ORIGIN | ROUTE_AUTH | ROUTE_CSRF, api_logout },
 	{ PATH_API_CERT, REQ_M_POST, ROUTE_ORIGIN | ROUTE_AUTH | ROUTE_CSRF | ROUTE_JSON_BODY,
-	  h_cert },
-	{ PATH_HEALTH, GET_HEAD, 0, h_health },
+	  api_certificate },
+	{ PATH_HEALTH, GET_HEAD, 0, api_health },
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -274,7 +274,7 @@ check_auth(struct req *r)
 		return REQ_ERR_UNAUTHORIZED;
 	rc = db_session_lookup(r->loop->db, r->tokens.token_hash, now, &r->session);
 	if (rc == 0)
-		writes_session_touch(r->loop, &r->session, now); /* without waiting */
+		deferred_session_touch(r->loop, &r->session, now); /* without waiting */
 	if (rc == DB_ERR_NOTFOUND || rc == DB_ERR_EXPIRED) {
 		session_tokens_wipe(&r->tokens);
 		return REQ_ERR_UNAUTHORIZED;

@@ -174,7 +174,7 @@ audit_login(struct login *l, int success, const char *outcome)
 	row.email = l->email;
 	row.client_addr = l->r->client_addr;
 	row.outcome = outcome;
-	writes_audit(l->loop, &row);
+	deferred_audit(l->loop, &row);
 }
 
 /* {"email","csrf","expires"} for a session. */
@@ -269,7 +269,7 @@ login_undecided(struct login *l, const char *outcome)
 		j->limits = l->limits;
 		j->ticket = l->ticket;
 		j->now = (int64_t)time(NULL);
-		if (committer_submit(l->loop->committer, write_settle_undecided, settle_written,
+		if (writer_submit(l->loop->writer, write_settle_undecided, settle_written,
 		    j) != 0)
 			free(j);
 	}
@@ -337,7 +337,7 @@ login_succeed(struct login *l)
 		login_end(l, REQ_ERR_INTERNAL);
 		return;
 	}
-	if (committer_submit(l->loop->committer, write_success, success_written, l) != 0)
+	if (writer_submit(l->loop->writer, write_success, success_written, l) != 0)
 		success_written(VEP_ERR_NOMEM, l);
 }
 
@@ -546,7 +546,7 @@ out:
 }
 
 void
-h_login(struct req *r)
+api_login(struct req *r)
 {
 	struct authority *a = r->a;
 	struct login *l;
@@ -575,12 +575,12 @@ h_login(struct req *r)
 		l->next->prevp = &l->next;
 	l->prevp = &r->loop->logins;
 	r->loop->logins = l;
-	if (committer_submit(r->loop->committer, write_reserve, reserve_written, l) != 0)
+	if (writer_submit(r->loop->writer, write_reserve, reserve_written, l) != 0)
 		login_end(l, REQ_ERR_INTERNAL);
 }
 
 void
-h_session(struct req *r)
+api_session(struct req *r)
 {
 	reply_session(r, r->session.email, r->tokens.csrf, r->session.expires_at);
 }
@@ -612,7 +612,7 @@ logout_written(int rc, void *arg)
 	row.email = r->session.email;
 	row.client_addr = r->client_addr;
 	row.outcome = "ok";
-	writes_audit(r->loop, &row);
+	deferred_audit(r->loop, &row);
 	if (req_add_header(r, "Set-Cookie", session_cookie_clear()) != 0 ||
 	    (o = json_pack("{sb}", "signed_out", 1)) == NULL) {
 		req_reply_error(r, REQ_ERR_INTERNAL);
@@ -623,14 +623,14 @@ logout_written(int rc, void *arg)
 }
 
 void
-h_logout(struct req *r)
+api_logout(struct req *r)
 {
-	if (committer_submit(r->loop->committer, write_logout, logout_written, r) != 0)
+	if (writer_submit(r->loop->writer, write_logout, logout_written, r) != 0)
 		req_reply_error(r, REQ_ERR_INTERNAL);
 }
 
 void
-h_session_abandon_all(struct loop *lp)
+api_session_abandon_all(struct loop *lp)
 {
 	while (lp->logins != NULL) {
 		struct login *l = lp->logins;

@@ -26,12 +26,12 @@
 struct loop;
 struct req;
 
-void h_login(struct req *r);
-void h_session(struct req *r);
-void h_logout(struct req *r);
+void api_login(struct req *r);
+void api_session(struct req *r);
+void api_logout(struct req *r);
 
 /* Drops every sign-in still waiting (shutdown): cancels its PAM request and
  * timer and abandons its request without an answer. */
-void h_session_abandon_all(struct loop *l);
+void api_session_abandon_all(struct loop *l);
 
 #endif

@@ -100,7 +100,7 @@ flush(struct issuance *is)
 	is->head = NULL;
 	is->tail = &is->head;
 	is->n = 0;
-	if (committer_submit(is->l->committer, do_commit, commit_done, c) != 0)
+	if (writer_submit(is->l->writer, do_commit, commit_done, c) != 0)
 		commit_done(VEP_ERR_NOMEM, c);
 	return;
 fail:

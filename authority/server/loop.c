@@ -35,7 +35,7 @@ on_housekeeping(evutil_socket_t fd, short what, void *arg)
 {
 	struct loop *l = arg;
 
-	writes_housekeeping(l, (int64_t)time(NULL), LOOP_PURGE_ROWS);
+	deferred_housekeeping(l, (int64_t)time(NULL), LOOP_PURGE_ROWS);
 }
 
 /* This loop is between callbacks, so it holds no pointer into the domain
@@ -71,8 +71,8 @@ open_db(struct loop *l, char *err, size_t errlen)
 		snprintf(err, errlen, "database in '%s': %s", cfg->state_dir, db_strerror(rc));
 		return rc;
 	}
-	if ((rc = committer_new(l->base, cfg->state_dir, (long long)cfg->db_max_mib * 1024 * 1024,
-	    &l->committer)) != 0) {
+	if ((rc = writer_new(l->base, cfg->state_dir, (long long)cfg->db_max_mib * 1024 * 1024,
+	    &l->writer)) != 0) {
 		snprintf(err, errlen, "database writer in '%s': %s", cfg->state_dir, db_strerror(rc));
 		return rc;
 	}
@@ -208,8 +208,8 @@ loop_free(struct loop *l)
 		pthread_join(l->thread, NULL);
 	/* Writes still queued are made; their completions answer what they
 	 * can before the listener goes. */
-	committer_free(l->committer);
-	h_session_abandon_all(l);
+	writer_free(l->writer);
+	api_session_abandon_all(l);
 	issuance_free(l->issuance);
 	keycheck_free(l->keycheck);
 	if (l->housekeeping != NULL)

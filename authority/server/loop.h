@@ -20,7 +20,7 @@
 #include <stddef.h>
 
 struct authority;
-struct committer;
+struct writer;
 struct db;
 struct event;
 struct event_base;
@@ -42,7 +42,7 @@ struct loop {
 	struct event_base *base;    /* owned */
 	struct server *server;      /* owned: this loop's listener */
 	struct db *db;              /* owned: this loop's connection, for reads */
-	struct committer *committer; /* owned: this loop's writer thread (store/writer.h) */
+	struct writer *writer;      /* owned: this loop's database writer thread (store/writer.h) */
 	struct pam_client *pam;     /* owned: this loop's PAM helper */
 	struct login *logins;       /* sign-ins waiting (api/session.c's list) */
 	struct issuance *issuance;  /* owned: audit rows and answers of this iteration */

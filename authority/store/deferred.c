@@ -45,12 +45,12 @@ free_arg(int rc, void *arg)
 	free(arg);
 }
 
-/* Queues fn on l's committer; when even that fails (no memory), the write
+/* Queues fn on l's writer; when even that fails (no memory), the write
  * is dropped and its argument freed. */
 static void
-submit(struct loop *l, committer_fn fn, committer_done done, void *arg)
+submit(struct loop *l, writer_fn fn, writer_done done, void *arg)
 {
-	if (arg == NULL || committer_submit(l->committer, fn, done, arg) != 0) {
+	if (arg == NULL || writer_submit(l->writer, fn, done, arg) != 0) {
 		log_error(&l->a->log, "out of memory for a database write (dropped)");
 		free(arg);
 	}
@@ -65,7 +65,7 @@ do_touch(struct db *db, void *arg)
 }
 
 void
-writes_session_touch(struct loop *l, struct db_session *s, int64_t now)
+deferred_session_touch(struct loop *l, struct db_session *s, int64_t now)
 {
 	struct touch_job *j;
 	int64_t exp;
@@ -91,7 +91,7 @@ do_delete(struct db *db, void *arg)
 }
 
 void
-writes_session_delete(struct loop *l, const uint8_t hash[DB_SESSION_HASH_BYTES])
+deferred_session_delete(struct loop *l, const uint8_t hash[DB_SESSION_HASH_BYTES])
 {
 	struct delete_job *j = malloc(sizeof(*j));
 
@@ -129,7 +129,7 @@ copy(char *buf, size_t len, const char *s)
 }
 
 void
-writes_audit(struct loop *l, const struct db_audit_row *row)
+deferred_audit(struct loop *l, const struct db_audit_row *row)
 {
 	struct audit_job *j = calloc(1, sizeof(*j));
 
@@ -170,7 +170,7 @@ housekeeping_done(int rc, void *arg)
 }
 
 void
-writes_housekeeping(struct loop *l, int64_t now, int64_t rows)
+deferred_housekeeping(struct loop *l, int64_t now, int64_t rows)
 {
 	struct housekeeping_job *j = calloc(1, sizeof(*j));
 

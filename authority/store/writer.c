@@ -14,8 +14,8 @@
 
 struct job {
 	struct job *next;
-	committer_fn fn;
-	committer_done done;
+	writer_fn fn;
+	writer_done done;
 	void *arg;
 	int rc;
 };
@@ -24,7 +24,7 @@ struct queue {
 	struct job *head, **tail;
 };
 
-struct committer {
+struct writer {
 	struct db *db;
 	pthread_t thread;
 	int running;
@@ -76,7 +76,7 @@ run_completions(struct job *j)
 static void
 on_wake(evutil_socket_t fd, short what, void *arg)
 {
-	struct committer *c = arg;
+	struct writer *c = arg;
 	struct job *done;
 
 	pthread_mutex_lock(&c->mu);
@@ -88,7 +88,7 @@ on_wake(evutil_socket_t fd, short what, void *arg)
 static void *
 writer(void *arg)
 {
-	struct committer *c = arg;
+	struct writer *c = arg;
 	struct job *batch, *j;
 
 	pthread_mutex_lock(&c->mu);
@@ -114,10 +114,10 @@ writer(void *arg)
 }
 
 int
-committer_new(struct event_base *base, const char *state_dir, long long max_bytes,
-    struct committer **out)
+writer_new(struct event_base *base, const char *state_dir, long long max_bytes,
+    struct writer **out)
 {
-	struct committer *c;
+	struct writer *c;
 	int rc;
 
 	*out = NULL;
@@ -138,12 +138,12 @@ committer_new(struct event_base *base, const char *state_dir, long long max_byte
 	*out = c;
 	return VEP_OK;
 fail:
-	committer_free(c);
+	writer_free(c);
 	return rc;
 }
 
 int
-committer_submit(struct committer *c, committer_fn fn, committer_done done, void *arg)
+writer_submit(struct writer *c, writer_fn fn, writer_done done, void *arg)
 {
 	struct job *j = calloc(1, sizeof(*j));
 
@@ -160,7 +160,7 @@ committer_submit(struct committer *c, committer_fn fn, committer_done done, void
 }
 
 void
-committer_free(struct committer *c)
+writer_free(struct writer *c)
 {
 	struct job *done;
 

@@ -16,28 +16,28 @@
 #ifndef AUTHORITY_STORE_WRITER_H
 #define AUTHORITY_STORE_WRITER_H
 
-struct committer;
+struct writer;
 struct db;
 struct event_base;
 
 /* Runs in the writer thread. Returns 0 or an error code. */
-typedef int (*committer_fn)(struct db *db, void *arg);
+typedef int (*writer_fn)(struct db *db, void *arg);
 /* Runs in the loop's thread with what the job returned. */
-typedef void (*committer_done)(int rc, void *arg);
+typedef void (*writer_done)(int rc, void *arg);
 
 /* Opens the writer's connection to STATE_DIR's database (capped at
  * max_bytes when not 0) and starts its thread; completions are delivered
  * on base. Returns 0 or VEP_ERR_* / DB_ERR_*. */
-int committer_new(struct event_base *base, const char *state_dir, long long max_bytes,
-    struct committer **out);
+int writer_new(struct event_base *base, const char *state_dir, long long max_bytes,
+    struct writer **out);
 
 /* Queues a job. done may be NULL (nothing to do afterwards). Returns 0 or
  * VEP_ERR_NOMEM, and then nothing was queued. */
-int committer_submit(struct committer *c, committer_fn fn, committer_done done, void *arg);
+int writer_submit(struct writer *c, writer_fn fn, writer_done done, void *arg);
 
 /* Runs every queued job, stops the thread, runs the last completions (in
  * the caller's thread, which must be the loop's) and any jobs those queue,
  * with their completions, until none is left; then frees. NULL-safe. */
-void committer_free(struct committer *c);
+void writer_free(struct writer *c);
 
 #endif
