@@ -280,7 +280,7 @@ check_auth(struct req *r)
 		return REQ_ERR_UNAUTHORIZED;
 	}
 	if (rc != 0) {
-		log_error(&r->a->log, "session lookup: %s", db_strerror(rc));
+		log_error(&r->a->log, "session lookup: %s", srv_strerror(rc));
 		return rc == DB_ERR_BUSY || rc == DB_ERR_FULL ? REQ_ERR_UNAVAILABLE
 		    : REQ_ERR_INTERNAL;
 	}

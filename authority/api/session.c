@@ -250,7 +250,7 @@ settle_written(int rc, void *arg)
 	struct settle_job *j = arg;
 
 	if (rc != 0)
-		log_error(&j->loop->a->log, "throttle: %s", db_strerror(rc));
+		log_error(&j->loop->a->log, "throttle: %s", srv_strerror(rc));
 	free(j);
 }
 
@@ -308,7 +308,7 @@ success_written(int rc, void *arg)
 	char cookie[SESSION_COOKIE_BUFSZ];
 
 	if (rc != 0) {
-		log_error(&l->a->log, "session: %s", db_strerror(rc));
+		log_error(&l->a->log, "session: %s", srv_strerror(rc));
 		req_add_header(l->r, "Retry-After", "5");
 		req_reply_error(l->r, REQ_ERR_UNAVAILABLE);
 		goto out;
@@ -447,7 +447,7 @@ reserve_written(int rc, void *arg)
 {
 	struct login *l = arg;
 
-	if (rc == DB_ERR_THROTTLED) {
+	if (rc == SRV_ERR_THROTTLED) {
 		login_forget_password(l);
 		log_login(l->a, "throttled", l->email, l->r->client_addr);
 		reply_throttled(l->r, l->retry_after_s);
@@ -456,7 +456,7 @@ reserve_written(int rc, void *arg)
 		return;
 	}
 	if (rc != 0) {
-		log_error(&l->a->log, "throttle: %s", db_strerror(rc));
+		log_error(&l->a->log, "throttle: %s", srv_strerror(rc));
 		req_add_header(l->r, "Retry-After", "5");
 		login_end(l, REQ_ERR_UNAVAILABLE);
 		return;
@@ -603,7 +603,7 @@ logout_written(int rc, void *arg)
 	json_t *o;
 
 	if (rc != 0) {
-		log_error(&r->a->log, "sign-out: %s", db_strerror(rc));
+		log_error(&r->a->log, "sign-out: %s", srv_strerror(rc));
 		req_reply_error(r, REQ_ERR_UNAVAILABLE);
 		return;
 	}

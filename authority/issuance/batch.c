@@ -71,7 +71,7 @@ commit_done(int rc, void *arg)
 
 	if (rc != 0)
 		log_error(&c->is->l->a->log, "audit of %u certificate%s: %s (not issued)", c->n,
-		    c->n == 1 ? "" : "s", db_strerror(rc));
+		    c->n == 1 ? "" : "s", srv_strerror(rc));
 	answer_all(c->head, rc == 0);
 	db_audit_batch_free(c->batch);
 	free(c);

@@ -68,12 +68,12 @@ open_db(struct loop *l, char *err, size_t errlen)
 		return VEP_ERR_IO;
 	}
 	if ((rc = db_open(cfg->state_dir, NULL, &l->db)) != 0) {
-		snprintf(err, errlen, "database in '%s': %s", cfg->state_dir, db_strerror(rc));
+		snprintf(err, errlen, "database in '%s': %s", cfg->state_dir, srv_strerror(rc));
 		return rc;
 	}
 	if ((rc = writer_new(l->base, cfg->state_dir, (long long)cfg->db_max_mib * 1024 * 1024,
 	    &l->writer)) != 0) {
-		snprintf(err, errlen, "database writer in '%s': %s", cfg->state_dir, db_strerror(rc));
+		snprintf(err, errlen, "database writer in '%s': %s", cfg->state_dir, srv_strerror(rc));
 		return rc;
 	}
 	return VEP_OK;

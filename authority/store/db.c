@@ -47,20 +47,6 @@ static const struct {
 	{ SQLITE_AUTH, VEP_ERR_IO },
 };
 
-static const struct {
-	int err;
-	const char *text;
-} db_err_text[] = {
-	{ DB_ERR_NOTFOUND, "not found" },
-	{ DB_ERR_EXPIRED, "expired" },
-	{ DB_ERR_BUSY, "database busy" },
-	{ DB_ERR_FULL, "database full" },
-	{ DB_ERR_NEWER, "database schema is newer than this program" },
-	{ DB_ERR_SCHEMA, "database schema is not at this program's version" },
-	{ DB_ERR_CORRUPT, "database file is damaged or not a database" },
-	{ DB_ERR_THROTTLED, "too many failed attempts" },
-	{ DB_ERR_INTERNAL, "database error" },
-};
 
 int
 db_err(int sqlite_rc)
@@ -74,17 +60,6 @@ db_err(int sqlite_rc)
 		if (db_err_table[i].rc == (sqlite_rc & 0xff))
 			return db_err_table[i].err;
 	return DB_ERR_INTERNAL;
-}
-
-const char *
-db_strerror(int err)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(db_err_text) / sizeof(db_err_text[0]); i++)
-		if (db_err_text[i].err == err)
-			return db_err_text[i].text;
-	return vep_strerror(err);
 }
 
 int

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/errors.h"
 #include "err.h"
 
 /* The database file inside the state directory. */
@@ -32,19 +33,7 @@
 /* Largest accepted busy timeout (milliseconds). */
 #define DB_BUSY_TIMEOUT_MS_MAX 30000
 
-/* Errors of the storage layer, beyond the VEP_ERR_* set (err.h). The numbers
- * stay clear of VEP_ERR_*; db_strerror() knows both. */
-enum {
-	DB_ERR_NOTFOUND = -100,   /* no such row (session, ...) */
-	DB_ERR_EXPIRED = -101,    /* the row exists but has expired */
-	DB_ERR_BUSY = -102,       /* locked by another connection past the busy timeout */
-	DB_ERR_FULL = -103,       /* disk or size limit full; nothing was written */
-	DB_ERR_NEWER = -104,      /* the file's schema is newer than this binary knows */
-	DB_ERR_SCHEMA = -105,     /* read-only open of a database not at our version */
-	DB_ERR_CORRUPT = -106,    /* not a database, or damaged */
-	DB_ERR_THROTTLED = -107,  /* too many failures: try again later (store/throttle.h) */
-	DB_ERR_INTERNAL = -108,   /* SQLite refused something it should not have */
-};
+/* Errors: DB_ERR_* (core/errors.h), named by srv_strerror. */
 
 struct db;
 
@@ -90,7 +79,5 @@ int db_set_size_limit(struct db *db, int64_t max_bytes);
  * it reports damage. */
 int db_check_integrity(struct db *db);
 
-/* A short English reason for a DB_ERR_* or VEP_ERR_* code (never NULL). */
-const char *db_strerror(int err);
 
 #endif

@@ -114,7 +114,7 @@ audit_done(int rc, void *arg)
 	struct audit_job *j = arg;
 
 	if (rc != 0)
-		log_error(&j->l->a->log, "audit: %s", db_strerror(rc));
+		log_error(&j->l->a->log, "audit: %s", srv_strerror(rc));
 	free(j);
 }
 
@@ -160,12 +160,12 @@ housekeeping_done(int rc, void *arg)
 	struct housekeeping_job *j = arg;
 
 	if (j->rc_sessions != 0)
-		log_warn(&j->l->a->log, "housekeeping: sessions: %s", db_strerror(j->rc_sessions));
+		log_warn(&j->l->a->log, "housekeeping: sessions: %s", srv_strerror(j->rc_sessions));
 	else if (j->sessions > 0)
 		log_debug(&j->l->a->log, "housekeeping: %lld dead sessions deleted",
 		    (long long)j->sessions);
 	if (j->rc_throttle != 0)
-		log_warn(&j->l->a->log, "housekeeping: throttle: %s", db_strerror(j->rc_throttle));
+		log_warn(&j->l->a->log, "housekeeping: throttle: %s", srv_strerror(j->rc_throttle));
 	free(j);
 }
 

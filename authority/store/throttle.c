@@ -260,7 +260,7 @@ db_throttle_reserve(struct db *db, const char *account, const char *addr, int64_
 	}
 	if (wait > 0) {
 		*retry_after_s = wait;
-		ret = DB_ERR_THROTTLED;
+		ret = SRV_ERR_THROTTLED;
 		goto rollback;
 	}
 	/* The account counter counts attempts from known addresses too: they

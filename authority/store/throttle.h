@@ -84,7 +84,7 @@ enum db_throttle_outcome {
 /* Checks the limits for one attempt of account from addr at now and, when
  * none is reached, counts it in every counter, in one write transaction
  * (BEGIN IMMEDIATE: atomic against every other connection to the file).
- * Returns 0 with *t filled and *retry_after_s = 0; DB_ERR_THROTTLED with
+ * Returns 0 with *t filled and *retry_after_s = 0; SRV_ERR_THROTTLED with
  * *retry_after_s >= 1, the seconds until every window that blocks ends, and
  * nothing counted; else VEP_ERR_ARG, VEP_ERR_TOOBIG, DB_ERR_BUSY,
  * DB_ERR_FULL and the like (nothing counted). */
