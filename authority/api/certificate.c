@@ -1,5 +1,5 @@
 /*
- * api/cert.c - certificate issuance (contract in api/certificate.h).
+ * api/certificate.c - POST /api/cert (contract in api/certificate.h).
  */
 #include "api/certificate.h"
 
@@ -11,13 +11,11 @@
 
 #include "server/shared.h"
 #include "cert.h"
-#include "store/audit.h"
 #include "core/domain.h"
 #include "email.h"
 #include "err.h"
-#include "issuance/batch.h"
-#include "keyproc/keeper.h"
-#include "issuance/keycheck.h"
+#include "core/errors.h"
+#include "issuance/issuance.h"
 #include "key.h"
 #include "core/log.h"
 #include "server/loop.h"
@@ -46,7 +44,7 @@ parse_pubkey(struct req *r, vep_key **out, char fp[65])
 		rc = vep_key_from_json_checked(jk, VEP_KEY_CHECKS_CHEAP, out);
 	json_decref(parsed);
 	if (rc == 0 && (rc = vep_key_fingerprint(*out, fp)) == 0)
-		rc = keycheck_costly(r->loop->keycheck, *out, fp);
+		rc = issuance_check_key(r->loop->issuance, *out, fp);
 	if (rc == 0)
 		return 0;
 	vep_key_free(*out);
@@ -110,52 +108,46 @@ check_email(struct req *r)
 	return 0;
 }
 
-/* Signs, records and answers. */
+/* The certificate is recorded (or could not be): the answer. */
 static void
-issue(struct req *r, const struct domain *d, const vep_key *user, const char *fp, long life_s)
+on_issued(int rc, const struct issuance_cert *c, void *arg)
 {
-	struct db_audit_row row = { 0 };
-	struct vep_cert_params p;
-	struct keeper_key key = { r->loop->keeper, d->current_fp };
-	struct vep_signer signer = { d->keys.current, keeper_sign, &key };
-	char *cert = NULL;
-	int64_t now = vep_now_ms();
+	struct req *r = arg;
 	json_t *o;
-	int rc;
 
-	p.issuer = d->cfg->name;
-	p.email = r->session.email;
-	p.pubkey = user;
-	p.iat_ms = now - CERT_BACKDATE_MS;
-	p.exp_ms = now + (int64_t)life_s * 1000;
-	if (p.exp_ms - p.iat_ms > VEP_CERT_MAX_LIFETIME_MS)
-		p.exp_ms = p.iat_ms + VEP_CERT_MAX_LIFETIME_MS;
-	if ((rc = vep_cert_sign_with(&signer, &p, &cert)) != 0) {
-		log_error(&r->a->log, "certificate for %s: %s", d->cfg->name, vep_strerror(rc));
-		/* The key process gone or stalled is an outage, not a bug. */
-		if (rc == VEP_ERR_IO)
-			req_add_header(r, "Retry-After", "5");
-		req_reply_error(r, rc == VEP_ERR_IO ? REQ_ERR_UNAVAILABLE : REQ_ERR_INTERNAL);
+	if (rc == SRV_ERR_CANCELED) {
+		req_abandon(r);
 		return;
 	}
-	row.ts_ms = now;
-	row.event = DB_AUDIT_CERT_ISSUED;
-	row.email = p.email;
-	row.key_fp = fp;
-	row.iat_ms = p.iat_ms;
-	row.exp_ms = p.exp_ms;
-	row.client_addr = r->client_addr;
-	row.outcome = "ok";
-	o = json_pack("{sssssIsI}", "cert", cert, "email", p.email, "iat", (json_int_t)p.iat_ms,
-	    "exp", (json_int_t)p.exp_ms);
-	free(cert);
+	if (rc != 0) {
+		req_add_header(r, "Retry-After", "5");
+		req_reply_error(r, REQ_ERR_UNAVAILABLE);
+		return;
+	}
+	o = json_pack("{sssssIsI}", "cert", c->cert, "email", c->email,
+	    "iat", (json_int_t)c->iat_ms, "exp", (json_int_t)c->exp_ms);
 	if (o == NULL) {
 		req_reply_error(r, REQ_ERR_INTERNAL);
 		return;
 	}
-	/* Sent once its audit row is committed with this iteration's batch:
-	 * no certificate leaves unrecorded. */
-	issuance_submit(r->loop->issuance, r, &row, o);
+	req_reply_json(r, 200, o);
+	json_decref(o);
+}
+
+/* Signs and records; answers when the record is durable. */
+static void
+issue(struct req *r, const struct domain *d, const vep_key *user, const char *fp, long life_s)
+{
+	struct issuance_order o = { d, r->session.email, user, fp, life_s, r->client_addr };
+	int rc = issuance_certify(r->loop->issuance, &o, on_issued, r);
+
+	if (rc == 0)
+		return;
+	/* The key process gone or stalled is an outage, not a bug. */
+	if (rc == VEP_ERR_IO)
+		req_add_header(r, "Retry-After", "5");
+	req_reply_error(r, rc == VEP_ERR_IO || rc == SRV_ERR_UNRECORDED ? REQ_ERR_UNAVAILABLE :
+	    REQ_ERR_INTERNAL);
 }
 
 void

@@ -10,7 +10,7 @@
  * algorithm, size or value is a 400 that says which); the lifetime is the
  * request's duration (default: the configured maximum), capped by
  * cert_max_duration and VEP_CERT_MAX_LIFETIME_MS, and at least
- * CERT_MIN_DURATION_S (user agents drop certificates with under 2 minutes
+ * CERT_MIN_DURATION_S (issuance/issuance.h; user agents drop certificates with under 2 minutes
  * left); iat is back-dated by CERT_BACKDATE_MS because verifiers allow no
  * clock skew; the email is exactly the session's address, signed by that
  * address's domain key. The audit row is committed before the answer: when
@@ -21,11 +21,6 @@
  */
 #ifndef AUTHORITY_API_CERTIFICATE_H
 #define AUTHORITY_API_CERTIFICATE_H
-
-/* Shortest certificate lifetime issued (seconds). */
-#define CERT_MIN_DURATION_S 300
-/* How far iat is set before now (milliseconds). */
-#define CERT_BACKDATE_MS 10000
 
 struct req;
 

@@ -25,6 +25,7 @@ static const struct {
 	{ SRV_ERR_THROTTLED, "too many failed attempts" },
 	{ SRV_ERR_DENIED, "wrong address or password" },
 	{ SRV_ERR_UNDECIDED, "PAM could not decide" },
+	{ SRV_ERR_UNRECORDED, "could not be recorded" },
 };
 
 const char *

@@ -28,6 +28,7 @@ enum srv_err {
 	SRV_ERR_THROTTLED = -202,  /* too many failed sign-ins: try again later */
 	SRV_ERR_DENIED = -203,     /* wrong address or password */
 	SRV_ERR_UNDECIDED = -204,  /* PAM could not decide: try again */
+	SRV_ERR_UNRECORDED = -205, /* no room to record it: not done */
 };
 
 /* A short English reason for any SRV_ERR_*, DB_ERR_* or VEP_ERR_* code

@@ -19,9 +19,8 @@
 #include "demo/demo.h"
 #include "err.h"
 #include "api/session.h"
-#include "issuance/batch.h"
+#include "issuance/issuance.h"
 #include "keyproc/keeper.h"
-#include "issuance/keycheck.h"
 #include "core/log.h"
 #include "auth/pam_client.h"
 #include "api/router.h"
@@ -158,7 +157,7 @@ loop_open(struct loop *l, char *err, size_t errlen)
 
 	if ((rc = open_db(l, err, errlen)) != 0 || (rc = start_pam(l, err, errlen)) != 0)
 		return rc;
-	if (issuance_new(l, &l->issuance) != 0 || keycheck_new(&l->keycheck) != 0 ||
+	if (issuance_new(l->base, l->writer, l->keeper, &l->a->log, &l->issuance) != 0 ||
 	    (l->ack = event_new(l->base, -1, 0, on_ack, l)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return VEP_ERR_NOMEM;
@@ -211,7 +210,6 @@ loop_free(struct loop *l)
 	writer_free(l->writer);
 	api_session_abandon_all(l);
 	issuance_free(l->issuance);
-	keycheck_free(l->keycheck);
 	if (l->housekeeping != NULL)
 		event_free(l->housekeeping);
 	if (l->ack != NULL)

@@ -45,8 +45,7 @@ struct loop {
 	struct writer *writer;      /* owned: this loop's database writer thread (store/writer.h) */
 	struct pam_client *pam;     /* owned: this loop's PAM helper */
 	struct login *logins;       /* sign-ins waiting (api/session.c's list) */
-	struct issuance *issuance;  /* owned: audit rows and answers of this iteration */
-	struct keycheck *keycheck;  /* owned: user keys that passed the costly checks */
+	struct issuance *issuance;  /* owned: certificates signed and recorded (issuance/issuance.h) */
 	struct event *housekeeping; /* owned, loop 0 only */
 	struct event *ack;          /* owned: "I no longer use the old domain set" */
 	struct keeper_chan *keeper; /* borrowed: this loop's channel to the key process */

@@ -5,7 +5,7 @@
  * needs, so the caller's memory may go at once.
  *
  * Owns those jobs. Must never be used for a write an answer depends on
- * (certificates: issuance/batch.h; sign-in and sign-out: api/session.c).
+ * (certificates: issuance/issuance.h; sign-in and sign-out: api/session.c).
  */
 #ifndef AUTHORITY_STORE_DEFERRED_H
 #define AUTHORITY_STORE_DEFERRED_H

@@ -1,0 +1,264 @@
+/*
+ * issuance/issuance.c - signing certificates and recording them in batches
+ * (contract in issuance/issuance.h).
+ */
+#include "issuance/issuance.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "cert.h"
+#include "core/domain.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "email.h"
+#include "err.h"
+#include "issuance/keycheck.h"
+#include "keyproc/keeper.h"
+#include "secmem.h"
+#include "store/audit.h"
+#include "store/writer.h"
+#include "util.h"
+
+/* A certificate waiting for its row to be durable. */
+struct waiting {
+	struct waiting *next;
+	issuance_done_fn done;
+	void *arg;
+	char *cert;                    /* owned */
+	char email[VEP_EMAIL_MAX + 1];
+	int64_t iat_ms, exp_ms;
+};
+
+struct issuance {
+	struct event_base *base;
+	struct writer *writer;         /* borrowed */
+	struct keeper_chan *keeper;    /* borrowed */
+	struct log *log;               /* borrowed */
+	struct keycheck *keycheck;     /* owned */
+	struct db_audit_batch *batch;  /* owned: this iteration's rows */
+	struct waiting *head, **tail;
+	unsigned n;
+	struct event *flush;
+	int scheduled;
+};
+
+/* One batch on its way to disk with the certificates waiting for it. */
+struct commit {
+	struct issuance *is;
+	struct db_audit_batch *batch;
+	struct waiting *head;
+	unsigned n;
+};
+
+static void
+waiting_free(struct waiting *w)
+{
+	if (w->cert != NULL)
+		vep_memzero(w->cert, strlen(w->cert));
+	free(w->cert);
+	free(w);
+}
+
+/* Reports rc to every order of the list and frees it. */
+static void
+report_all(struct waiting *w, int rc)
+{
+	struct issuance_cert c;
+
+	while (w != NULL) {
+		struct waiting *next = w->next;
+		c.cert = w->cert;
+		c.email = w->email;
+		c.iat_ms = w->iat_ms;
+		c.exp_ms = w->exp_ms;
+		w->done(rc, rc == 0 ? &c : NULL, w->arg);
+		waiting_free(w);
+		w = next;
+	}
+}
+
+static int
+do_commit(struct db *db, void *arg)
+{
+	struct commit *c = arg;
+
+	return db_audit_batch_commit(db, c->batch);
+}
+
+static void
+commit_done(int rc, void *arg)
+{
+	struct commit *c = arg;
+
+	if (rc != 0)
+		log_error(c->is->log, "audit of %u certificate%s: %s (not issued)", c->n,
+		    c->n == 1 ? "" : "s", srv_strerror(rc));
+	report_all(c->head, rc);
+	db_audit_batch_free(c->batch);
+	free(c);
+}
+
+/* Hands the current batch to the writer thread and starts a new one. */
+static void
+flush(struct issuance *is)
+{
+	struct commit *c;
+
+	is->scheduled = 0;
+	if (is->n == 0)
+		return;
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		goto fail;
+	c->is = is;
+	c->batch = is->batch;
+	c->head = is->head;
+	c->n = is->n;
+	if (db_audit_batch_new(&is->batch) != 0) {
+		is->batch = c->batch;
+		free(c);
+		goto fail;
+	}
+	is->head = NULL;
+	is->tail = &is->head;
+	is->n = 0;
+	if (writer_submit(is->writer, do_commit, commit_done, c) != 0)
+		commit_done(VEP_ERR_NOMEM, c);
+	return;
+fail:
+	/* No memory to commit: nothing is issued. */
+	log_error(is->log, "out of memory committing certificates (not issued)");
+	report_all(is->head, VEP_ERR_NOMEM);
+	is->head = NULL;
+	is->tail = &is->head;
+	is->n = 0;
+	db_audit_batch_free(is->batch);
+	if (db_audit_batch_new(&is->batch) != 0)
+		is->batch = NULL;
+}
+
+static void
+on_flush(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	flush(arg);
+}
+
+int
+issuance_new(struct event_base *base, struct writer *writer, struct keeper_chan *keeper,
+    struct log *log, struct issuance **out)
+{
+	struct issuance *is;
+
+	*out = NULL;
+	if ((is = calloc(1, sizeof(*is))) == NULL)
+		return VEP_ERR_NOMEM;
+	is->base = base;
+	is->writer = writer;
+	is->keeper = keeper;
+	is->log = log;
+	is->tail = &is->head;
+	if (keycheck_new(&is->keycheck) != 0 || db_audit_batch_new(&is->batch) != 0 ||
+	    (is->flush = event_new(base, -1, 0, on_flush, is)) == NULL) {
+		issuance_free(is);
+		return VEP_ERR_NOMEM;
+	}
+	*out = is;
+	return VEP_OK;
+}
+
+int
+issuance_check_key(struct issuance *is, const vep_key *k, const char *fp)
+{
+	return keycheck_costly(is->keycheck, k, fp);
+}
+
+/* Queues w until row (copied) is committed. Returns 0, or
+ * SRV_ERR_UNRECORDED with w freed. */
+static int
+enqueue(struct issuance *is, struct waiting *w, const struct db_audit_row *row)
+{
+	int rc;
+
+	if (is->n >= DB_AUDIT_BATCH_MAX)
+		flush(is); /* a full batch goes now; this row starts the next */
+	if (is->batch == NULL && db_audit_batch_new(&is->batch) != 0)
+		is->batch = NULL;
+	if (is->batch == NULL)
+		rc = VEP_ERR_NOMEM;
+	else
+		rc = db_audit_batch_add(is->batch, row);
+	if (rc != 0) {
+		waiting_free(w);
+		return SRV_ERR_UNRECORDED;
+	}
+	*is->tail = w;
+	is->tail = &w->next;
+	is->n++;
+	if (!is->scheduled) {
+		is->scheduled = 1;
+		event_active(is->flush, EV_TIMEOUT, 0);
+	}
+	return VEP_OK;
+}
+
+int
+issuance_certify(struct issuance *is, const struct issuance_order *o, issuance_done_fn done,
+    void *arg)
+{
+	const struct domain *d = o->domain;
+	struct db_audit_row row = { 0 };
+	struct vep_cert_params p;
+	struct keeper_key key = { is->keeper, d->current_fp };
+	struct vep_signer signer = { d->keys.current, keeper_sign, &key };
+	struct waiting *w;
+	int64_t now = vep_now_ms();
+	int rc;
+
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		return VEP_ERR_NOMEM;
+	snprintf(w->email, sizeof(w->email), "%s", o->email);
+	p.issuer = d->cfg->name;
+	p.email = w->email;
+	p.pubkey = o->pubkey;
+	p.iat_ms = now - CERT_BACKDATE_MS;
+	p.exp_ms = now + (int64_t)o->lifetime_s * 1000;
+	if (p.exp_ms - p.iat_ms > VEP_CERT_MAX_LIFETIME_MS)
+		p.exp_ms = p.iat_ms + VEP_CERT_MAX_LIFETIME_MS;
+	if ((rc = vep_cert_sign_with(&signer, &p, &w->cert)) != 0) {
+		log_error(is->log, "certificate for %s: %s", d->cfg->name, vep_strerror(rc));
+		waiting_free(w);
+		return rc;
+	}
+	w->done = done;
+	w->arg = arg;
+	w->iat_ms = p.iat_ms;
+	w->exp_ms = p.exp_ms;
+	row.ts_ms = now;
+	row.event = DB_AUDIT_CERT_ISSUED;
+	row.email = p.email;
+	row.key_fp = o->key_fp;
+	row.iat_ms = p.iat_ms;
+	row.exp_ms = p.exp_ms;
+	row.client_addr = o->client_addr;
+	row.outcome = "ok";
+	return enqueue(is, w, &row);
+}
+
+void
+issuance_free(struct issuance *is)
+{
+	if (is == NULL)
+		return;
+	report_all(is->head, SRV_ERR_CANCELED);
+	is->head = NULL;
+	if (is->flush != NULL)
+		event_free(is->flush);
+	db_audit_batch_free(is->batch);
+	keycheck_free(is->keycheck);
+	free(is);
+}

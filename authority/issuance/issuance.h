@@ -1,0 +1,83 @@
+/*
+ * issuance/issuance.h - one loop's certificate issuance: checks a user's
+ * public key, signs a certificate for it through the key process, and
+ * reports the certificate back only once its audit row is durable.
+ *
+ * Knows no HTTP: the handler (api/certificate.c) reads the request and
+ * answers it from the callback.
+ *
+ * Batches: the audit rows of every certificate signed during one event-loop
+ * iteration are committed in one transaction (one fsync) by the loop's
+ * writer thread (store/writer.h), and only then reported. The flush runs as
+ * an event activated at the loop's normal priority, so it comes after the
+ * callbacks already due in this iteration (more rows join the batch) and
+ * before the loop waits for input again; the loop goes on signing while
+ * the batch is made durable.
+ *
+ * Promises: the callback runs exactly once per accepted order, never
+ * before the row is committed with rc 0; with DB_ERR_* / VEP_ERR_NOMEM
+ * when the row could not be recorded (the certificate is then never
+ * reported: no certificate leaves unrecorded); with SRV_ERR_CANCELED from
+ * issuance_free at shutdown.
+ */
+#ifndef AUTHORITY_ISSUANCE_ISSUANCE_H
+#define AUTHORITY_ISSUANCE_ISSUANCE_H
+
+#include <stdint.h>
+
+#include "key.h"
+
+struct domain;
+struct event_base;
+struct issuance;
+struct keeper_chan;
+struct log;
+struct writer;
+
+/* Shortest certificate lifetime issued (seconds). */
+#define CERT_MIN_DURATION_S 300
+/* How far iat is set before now (milliseconds): verifiers allow no clock
+ * skew. */
+#define CERT_BACKDATE_MS 10000
+
+/* What to certify. Everything is borrowed for the call. */
+struct issuance_order {
+	const struct domain *domain;  /* the email's domain: its current key signs */
+	const char *email;            /* the signed-in address */
+	const vep_key *pubkey;        /* parsed and checked (issuance_check_key) */
+	const char *key_fp;           /* its fingerprint (vep_key_fingerprint) */
+	long lifetime_s;              /* asked for; capped by VEP_CERT_MAX_LIFETIME_MS */
+	const char *client_addr;      /* for the audit row */
+};
+
+/* A certificate issued and recorded; valid during the callback only. */
+struct issuance_cert {
+	const char *cert;
+	const char *email;
+	int64_t iat_ms, exp_ms;
+};
+
+typedef void (*issuance_done_fn)(int rc, const struct issuance_cert *c, void *arg);
+
+/* A loop's issuance: signs through keeper, commits with writer, on base.
+ * Returns 0 or VEP_ERR_NOMEM. */
+int issuance_new(struct event_base *base, struct writer *writer,
+    struct keeper_chan *keeper, struct log *log, struct issuance **out);
+
+/* 0 when k, whose fingerprint is fp, passes the costly rules of the key
+ * policy (remembered per loop once passed), else what
+ * vep_key_check_costly returned. */
+int issuance_check_key(struct issuance *is, const vep_key *k, const char *fp);
+
+/* Signs the certificate and queues its audit row; done reports it when
+ * the row is durable. Returns 0 (done will run), or else done never runs:
+ * the signing error (VEP_ERR_IO: the key process is gone or stalled;
+ * others), or SRV_ERR_UNRECORDED when there is no room to record it. */
+int issuance_certify(struct issuance *is, const struct issuance_order *o,
+    issuance_done_fn done, void *arg);
+
+/* Reports SRV_ERR_CANCELED to every order still waiting, and frees is.
+ * NULL-safe. */
+void issuance_free(struct issuance *is);
+
+#endif
