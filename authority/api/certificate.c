@@ -14,6 +14,7 @@
 #include "core/domain.h"
 #include "email.h"
 #include "err.h"
+#include "auth/signin.h"
 #include "core/errors.h"
 #include "issuance/issuance.h"
 #include "key.h"
@@ -85,7 +86,7 @@ lifetime_s(struct req *r)
 /* Checks the optional "email" against the session. Answers and returns -1
  * on a mismatch. */
 static int
-check_email(struct req *r)
+check_email(struct req *r, const char *session_email)
 {
 	json_t *je = json_object_get(r->body, "email");
 	char *email = NULL;
@@ -98,7 +99,7 @@ check_email(struct req *r)
 		req_reply_error_text(r, REQ_ERR_BAD_REQUEST, "\"email\" is not a valid address");
 		return -1;
 	}
-	same = strcmp(email, r->session.email) == 0;
+	same = strcmp(email, session_email) == 0;
 	free(email);
 	if (!same) {
 		req_reply_error_text(r, REQ_ERR_FORBIDDEN,
@@ -136,9 +137,10 @@ on_issued(int rc, const struct issuance_cert *c, void *arg)
 
 /* Signs and records; answers when the record is durable. */
 static void
-issue(struct req *r, const struct domain *d, const vep_key *user, const char *fp, long life_s)
+issue(struct req *r, const struct domain *d, const char *email, const vep_key *user,
+    const char *fp, long life_s)
 {
-	struct issuance_order o = { d, r->session.email, user, fp, life_s, r->client_addr };
+	struct issuance_order o = { d, email, user, fp, life_s, r->client_addr };
 	int rc = issuance_certify(r->loop->issuance, &o, on_issued, r);
 
 	if (rc == 0)
@@ -151,16 +153,16 @@ issue(struct req *r, const struct domain *d, const vep_key *user, const char *fp
 }
 
 void
-api_certificate(struct req *r)
+api_certificate(struct req *r, const struct signin_session *s)
 {
 	static const char *const fields[] = { "pubkey", "duration", "email", NULL };
 	const struct domain *d;
-	const char *at = strrchr(r->session.email, '@');
+	const char *at = strrchr(s->email, '@');
 	vep_key *user = NULL;
 	char fp[65];
 	long life;
 
-	if (req_refuse_unknown_fields(r, fields) != 0 || check_email(r) != 0)
+	if (req_refuse_unknown_fields(r, fields) != 0 || check_email(r, s->email) != 0)
 		return;
 	d = at != NULL ? domain_set_find(authority_domains(r->a), at + 1) : NULL;
 	if (d == NULL) {
@@ -170,6 +172,6 @@ api_certificate(struct req *r)
 	}
 	if ((life = lifetime_s(r)) < 0 || parse_pubkey(r, &user, fp) != 0)
 		return;
-	issue(r, d, user, fp, life);
+	issue(r, d, s->email, user, fp, life);
 	vep_key_free(user);
 }

@@ -23,7 +23,8 @@
 #define AUTHORITY_API_CERTIFICATE_H
 
 struct req;
+struct signin_session;
 
-void api_certificate(struct req *r);
+void api_certificate(struct req *r, const struct signin_session *s);
 
 #endif

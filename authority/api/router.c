@@ -19,7 +19,6 @@
 #include "core/config.h"
 #include "core/domain.h"
 #include "email.h"
-#include "store/sessions.h"
 #include "err.h"
 #include "api/certificate.h"
 #include "api/session.h"
@@ -29,46 +28,46 @@
 #include "api/health.h"
 #include "edge/req.h"
 #include "secmem.h"
-#include "auth/token.h"
+#include "auth/signin.h"
+#include "core/errors.h"
 #include "api/pages.h"
 #include "api/discovery.h"
-#include "store/deferred.h"
 
 #define GET_HEAD (REQ_M_GET | REQ_M_HEAD)
 
 /* Every path the authority serves. */
 static const struct route routes[] = {
-	{ PATH_SUPPORT, GET_HEAD, ROUTE_DOMAIN, wellknown_support },
-	{ PATH_PK, GET_HEAD, ROUTE_DOMAIN, wellknown_pk },
-	{ PATH_HOSTMETA, GET_HEAD, ROUTE_DOMAIN, wellknown_hostmeta },
-	{ PATH_HOSTMETA_JSON, GET_HEAD, ROUTE_DOMAIN, wellknown_hostmeta_json },
+	{ PATH_SUPPORT, GET_HEAD, ROUTE_DOMAIN, wellknown_support, NULL },
+	{ PATH_PK, GET_HEAD, ROUTE_DOMAIN, wellknown_pk, NULL },
+	{ PATH_HOSTMETA, GET_HEAD, ROUTE_DOMAIN, wellknown_hostmeta, NULL },
+	{ PATH_HOSTMETA_JSON, GET_HEAD, ROUTE_DOMAIN, wellknown_hostmeta_json, NULL },
 	/* WebFinger names its domain in ?resource=, so no ROUTE_DOMAIN. */
-	{ PATH_WEBFINGER, GET_HEAD, 0, wellknown_webfinger },
+	{ PATH_WEBFINGER, GET_HEAD, 0, wellknown_webfinger, NULL },
 	/* The address in the body names the domain. The Origin check and the
 	 * JSON content type (which a cross-site form cannot send, and a
 	 * cross-site fetch cannot without a CORS preflight we never grant)
 	 * keep sign-in itself from being forged. */
-	{ PATH_API_LOGIN, REQ_M_POST, ROUTE_ORIGIN | ROUTE_JSON_BODY, api_login },
-	{ PATH_API_SESSION, GET_HEAD, ROUTE_AUTH, api_session },
-	{ PATH_API_LOGOUT, REQ_M_POST, ROUTE_ORIGIN | ROUTE_AUTH | ROUTE_CSRF, api_logout },
+	{ PATH_API_LOGIN, REQ_M_POST, ROUTE_ORIGIN | ROUTE_JSON_BODY, api_login, NULL },
+	{ PATH_API_SESSION, GET_HEAD, ROUTE_AUTH, NULL, api_session },
+	{ PATH_API_LOGOUT, REQ_M_POST, ROUTE_ORIGIN | ROUTE_AUTH | ROUTE_CSRF, NULL, api_logout },
 	{ PATH_API_CERT, REQ_M_POST, ROUTE_ORIGIN | ROUTE_AUTH | ROUTE_CSRF | ROUTE_JSON_BODY,
-	  api_certificate },
-	{ PATH_HEALTH, GET_HEAD, 0, api_health },
+	  NULL, api_certificate },
+	{ PATH_HEALTH, GET_HEAD, 0, api_health, NULL },
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
 
 /* Every other path is a file of www/ or nothing (api/pages.c decides). */
-static const struct route static_route = { "(www)", GET_HEAD, ROUTE_DOMAIN, static_serve };
+static const struct route static_route = { "(www)", GET_HEAD, ROUTE_DOMAIN, static_serve, NULL };
 
 /* A check returns REQ_ERR_COUNT to pass, else the error to answer with. */
-typedef enum req_error (*preflight_check)(struct req *r);
+typedef enum req_error (*preflight_check)(struct req *r, struct signin_session *s);
 
-static enum req_error check_domain(struct req *r);
-static enum req_error check_origin(struct req *r);
-static enum req_error check_auth(struct req *r);
-static enum req_error check_csrf(struct req *r);
-static enum req_error check_json(struct req *r);
+static enum req_error check_domain(struct req *r, struct signin_session *s);
+static enum req_error check_origin(struct req *r, struct signin_session *s);
+static enum req_error check_auth(struct req *r, struct signin_session *s);
+static enum req_error check_csrf(struct req *r, struct signin_session *s);
+static enum req_error check_json(struct req *r, struct signin_session *s);
 
 /* One row per route flag, run in this order. */
 static const struct {
@@ -85,7 +84,7 @@ static const struct {
 #define NPREFLIGHTS (sizeof(preflights) / sizeof(preflights[0]))
 
 static enum req_error
-check_domain(struct req *r)
+check_domain(struct req *r, struct signin_session *s)
 {
 	struct domain_set *set = authority_domains(r->a);
 	char host[300], hostport[300], *name = NULL;
@@ -246,7 +245,7 @@ origin_ours(struct req *r, const char *origin)
 }
 
 static enum req_error
-check_origin(struct req *r)
+check_origin(struct req *r, struct signin_session *s)
 {
 	const char *origin = req_header(r, "Origin");
 
@@ -258,47 +257,28 @@ check_origin(struct req *r)
 }
 
 static enum req_error
-check_auth(struct req *r)
+check_auth(struct req *r, struct signin_session *s)
 {
-	char token[SESSION_TOKEN_CHARS + 1];
-	int64_t now = (int64_t)time(NULL);
-	int rc;
+	int rc = signin_session_find(r->loop->signin, req_header(r, "Cookie"), s);
 
-	rc = session_cookie_find(req_header(r, "Cookie"), token);
 	if (rc == 0)
-		rc = session_tokens_from(token, &r->tokens);
-	vep_memzero(token, sizeof(token));
-	if (rc == VEP_ERR_CRYPTO || rc == VEP_ERR_NOMEM)
-		return REQ_ERR_INTERNAL;
-	if (rc != 0)
+		return REQ_ERR_COUNT;
+	if (rc == DB_ERR_NOTFOUND)
 		return REQ_ERR_UNAUTHORIZED;
-	rc = db_session_lookup(r->loop->db, r->tokens.token_hash, now, &r->session);
-	if (rc == 0)
-		deferred_session_touch(r->loop, &r->session, now); /* without waiting */
-	if (rc == DB_ERR_NOTFOUND || rc == DB_ERR_EXPIRED) {
-		session_tokens_wipe(&r->tokens);
-		return REQ_ERR_UNAUTHORIZED;
-	}
-	if (rc != 0) {
-		log_error(&r->a->log, "session lookup: %s", srv_strerror(rc));
-		return rc == DB_ERR_BUSY || rc == DB_ERR_FULL ? REQ_ERR_UNAVAILABLE
-		    : REQ_ERR_INTERNAL;
-	}
-	r->has_session = 1;
-	return REQ_ERR_COUNT;
+	return rc == DB_ERR_BUSY || rc == DB_ERR_FULL ? REQ_ERR_UNAVAILABLE : REQ_ERR_INTERNAL;
 }
 
 static enum req_error
-check_csrf(struct req *r)
+check_csrf(struct req *r, struct signin_session *s)
 {
-	if (!r->has_session)
+	if (s->email[0] == '\0')
 		return REQ_ERR_UNAUTHORIZED; /* routes list ROUTE_AUTH with it */
-	return session_csrf_matches(&r->tokens, req_header(r, "X-CSRF-Token")) ?
+	return signin_session_csrf_ok(s, req_header(r, "X-CSRF-Token")) ?
 	    REQ_ERR_COUNT : REQ_ERR_CSRF;
 }
 
 static enum req_error
-check_json(struct req *r)
+check_json(struct req *r, struct signin_session *s)
 {
 	return req_read_json(r, &r->body);
 }
@@ -317,6 +297,7 @@ find_route(const char *path)
 void
 router_dispatch(struct req *r)
 {
+	struct signin_session s = { 0 };
 	const struct route *rt;
 	enum req_error e;
 	unsigned allowed;
@@ -341,12 +322,17 @@ router_dispatch(struct req *r)
 	for (i = 0; i < NPREFLIGHTS; i++) {
 		if ((rt->flags & preflights[i].flag) == 0)
 			continue;
-		if ((e = preflights[i].check(r)) != REQ_ERR_COUNT) {
+		if ((e = preflights[i].check(r, &s)) != REQ_ERR_COUNT) {
 			req_reply_error(r, e);
-			return;
+			goto out;
 		}
 	}
-	rt->handler(r);
+	if (rt->flags & ROUTE_AUTH)
+		rt->session_handler(r, &s);
+	else
+		rt->handler(r);
+out:
+	signin_session_wipe(&s);
 }
 
 int
@@ -362,6 +348,11 @@ router_self_check(void)
 			return VEP_ERR_ARG;
 		/* CSRF is checked against the session: it needs AUTH. */
 		if ((routes[i].flags & ROUTE_CSRF) && !(routes[i].flags & ROUTE_AUTH))
+			return VEP_ERR_ARG;
+		/* A session is handed exactly to the handlers that take one. */
+		if ((routes[i].flags & ROUTE_AUTH) ?
+		    routes[i].session_handler == NULL || routes[i].handler != NULL :
+		    routes[i].handler == NULL || routes[i].session_handler != NULL)
 			return VEP_ERR_ARG;
 	}
 	return VEP_OK;

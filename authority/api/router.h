@@ -18,6 +18,8 @@
 #define AUTHORITY_API_ROUTER_H
 
 struct req;
+struct signin_session;
+struct signin_session;
 
 /* Route flags: what preflight establishes or enforces before the handler. */
 #define ROUTE_DOMAIN 0x01     /* resolve r->domain: ?domain=, else Host, else the
@@ -26,8 +28,8 @@ struct req;
 #define ROUTE_ORIGIN 0x10     /* an Origin header, when present, is ours: 403.
                                * Ours: a domain's public_url, or http(s):// and
                                * the request's own Host (same origin). */
-#define ROUTE_AUTH 0x02       /* a live session (cookie SESSION_COOKIE): r->session
-                               * and r->tokens are set, the idle timer slides; 401 */
+#define ROUTE_AUTH 0x02       /* a live session (cookie SESSION_COOKIE), handed
+                               * to session_handler; its idle timer slides; 401 */
 #define ROUTE_CSRF 0x04       /* X-CSRF-Token equals the session's CSRF token: 403
                                * (needs ROUTE_AUTH, checked before it) */
 #define ROUTE_JSON_BODY 0x08  /* r->body: a strict JSON object sent as
@@ -36,12 +38,16 @@ struct req;
 
 /* A handler answers exactly once, now or later (see edge/req.h). */
 typedef void (*route_handler)(struct req *r);
+/* A session handler gets the session ROUTE_AUTH found, for the call only
+ * (it copies what it keeps). */
+typedef void (*route_session_handler)(struct req *r, const struct signin_session *s);
 
 struct route {
 	const char *path;        /* exact, decoded path */
 	unsigned methods;        /* REQ_M_* bits */
 	unsigned flags;          /* ROUTE_* */
-	route_handler handler;
+	route_handler handler;   /* without ROUTE_AUTH */
+	route_session_handler session_handler; /* with ROUTE_AUTH */
 };
 
 /* Runs preflight and the matching handler for r (which it then owns). */

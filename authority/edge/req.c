@@ -220,7 +220,6 @@ req_free(struct req *r)
 	free(r->params);
 	free(r->path);
 	json_decref(r->body);
-	session_tokens_wipe(&r->tokens);
 	conn_request_end(r->conn);
 	free(r);
 }

@@ -23,8 +23,6 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "store/sessions.h"
-#include "auth/token.h"
 
 struct authority;
 struct conn;
@@ -101,9 +99,6 @@ struct req {
 	struct timespec start;       /* monotonic, for the access log */
 	char client_addr[REQ_ADDR_BUFSZ]; /* peer IP as text ("unknown" if none) */
 	struct json_t *body;         /* owned: the JSON object (ROUTE_JSON_BODY) */
-	int has_session;             /* 1 once ROUTE_AUTH found a live session */
-	struct db_session session;   /* that session */
-	struct session_tokens tokens; /* its tokens (secret; wiped with r) */
 	struct conn *conn;           /* its connection's guard (edge/conn.h), ended with r; may be NULL */
 };
 

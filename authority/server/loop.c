@@ -18,7 +18,7 @@
 #include "store/db.h"
 #include "demo/demo.h"
 #include "err.h"
-#include "api/session.h"
+#include "auth/signin.h"
 #include "issuance/issuance.h"
 #include "keyproc/keeper.h"
 #include "core/log.h"
@@ -34,7 +34,7 @@ on_housekeeping(evutil_socket_t fd, short what, void *arg)
 {
 	struct loop *l = arg;
 
-	deferred_housekeeping(l, (int64_t)time(NULL), LOOP_PURGE_ROWS);
+	deferred_housekeeping(l->writer, &l->a->log, (int64_t)time(NULL), LOOP_PURGE_ROWS);
 }
 
 /* This loop is between callbacks, so it holds no pointer into the domain
@@ -157,7 +157,8 @@ loop_open(struct loop *l, char *err, size_t errlen)
 
 	if ((rc = open_db(l, err, errlen)) != 0 || (rc = start_pam(l, err, errlen)) != 0)
 		return rc;
-	if (issuance_new(l->base, l->writer, l->keeper, &l->a->log, &l->issuance) != 0 ||
+	if (signin_new(l->a, l->base, l->db, l->writer, l->pam, &l->signin) != 0 ||
+	    issuance_new(l->base, l->writer, l->keeper, &l->a->log, &l->issuance) != 0 ||
 	    (l->ack = event_new(l->base, -1, 0, on_ack, l)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return VEP_ERR_NOMEM;
@@ -208,7 +209,7 @@ loop_free(struct loop *l)
 	/* Writes still queued are made; their completions answer what they
 	 * can before the listener goes. */
 	writer_free(l->writer);
-	api_session_abandon_all(l);
+	signin_free(l->signin);
 	issuance_free(l->issuance);
 	if (l->housekeeping != NULL)
 		event_free(l->housekeeping);

@@ -26,9 +26,9 @@ struct event;
 struct event_base;
 struct issuance;
 struct keeper_chan;
-struct login;
 struct pam_client;
 struct server;
+struct signin;
 
 /* How often loop 0 deletes dead sessions and windows (seconds), and how
  * many rows one step deletes per table (a step never holds the write lock
@@ -44,7 +44,7 @@ struct loop {
 	struct db *db;              /* owned: this loop's connection, for reads */
 	struct writer *writer;      /* owned: this loop's database writer thread (store/writer.h) */
 	struct pam_client *pam;     /* owned: this loop's PAM helper */
-	struct login *logins;       /* sign-ins waiting (api/session.c's list) */
+	struct signin *signin;      /* owned: sign-in and sessions (auth/signin.h) */
 	struct issuance *issuance;  /* owned: certificates signed and recorded (issuance/issuance.h) */
 	struct event *housekeeping; /* owned, loop 0 only */
 	struct event *ack;          /* owned: "I no longer use the old domain set" */

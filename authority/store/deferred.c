@@ -7,12 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/shared.h"
 #include "store/writer.h"
 #include "store/audit.h"
 #include "store/throttle.h"
 #include "core/log.h"
-#include "server/loop.h"
 
 struct touch_job {
 	struct db_session s;
@@ -24,7 +22,7 @@ struct delete_job {
 };
 
 struct audit_job {
-	struct loop *l;
+	struct log *log;
 	struct db_audit_row row;
 	char email[DB_AUDIT_TEXT_MAX + 1];
 	char fp[DB_AUDIT_FP_CHARS + 1];
@@ -34,7 +32,7 @@ struct audit_job {
 };
 
 struct housekeeping_job {
-	struct loop *l;
+	struct log *log;
 	int64_t now, rows, sessions;
 	int rc_sessions, rc_throttle;
 };
@@ -45,13 +43,13 @@ free_arg(int rc, void *arg)
 	free(arg);
 }
 
-/* Queues fn on l's writer; when even that fails (no memory), the write
+/* Queues fn on w; when even that fails (no memory), the write
  * is dropped and its argument freed. */
 static void
-submit(struct loop *l, writer_fn fn, writer_done done, void *arg)
+submit(struct writer *w, struct log *log, writer_fn fn, writer_done done, void *arg)
 {
-	if (arg == NULL || writer_submit(l->writer, fn, done, arg) != 0) {
-		log_error(&l->a->log, "out of memory for a database write (dropped)");
+	if (arg == NULL || writer_submit(w, fn, done, arg) != 0) {
+		log_error(log, "out of memory for a database write (dropped)");
 		free(arg);
 	}
 }
@@ -65,7 +63,7 @@ do_touch(struct db *db, void *arg)
 }
 
 void
-deferred_session_touch(struct loop *l, struct db_session *s, int64_t now)
+deferred_session_touch(struct writer *w, struct log *log, struct db_session *s, int64_t now)
 {
 	struct touch_job *j;
 	int64_t exp;
@@ -76,7 +74,7 @@ deferred_session_touch(struct loop *l, struct db_session *s, int64_t now)
 		j->s = *s;
 		j->now = now;
 	}
-	submit(l, do_touch, free_arg, j);
+	submit(w, log, do_touch, free_arg, j);
 	exp = now + s->idle_s;
 	s->last_seen = now;
 	s->expires_at = exp < s->absolute_at ? exp : s->absolute_at;
@@ -91,13 +89,14 @@ do_delete(struct db *db, void *arg)
 }
 
 void
-deferred_session_delete(struct loop *l, const uint8_t hash[DB_SESSION_HASH_BYTES])
+deferred_session_delete(struct writer *w, struct log *log,
+    const uint8_t hash[DB_SESSION_HASH_BYTES])
 {
 	struct delete_job *j = malloc(sizeof(*j));
 
 	if (j != NULL)
 		memcpy(j->hash, hash, sizeof(j->hash));
-	submit(l, do_delete, free_arg, j);
+	submit(w, log, do_delete, free_arg, j);
 }
 
 static int
@@ -114,7 +113,7 @@ audit_done(int rc, void *arg)
 	struct audit_job *j = arg;
 
 	if (rc != 0)
-		log_error(&j->l->a->log, "audit: %s", srv_strerror(rc));
+		log_error(j->log, "audit: %s", srv_strerror(rc));
 	free(j);
 }
 
@@ -129,19 +128,19 @@ copy(char *buf, size_t len, const char *s)
 }
 
 void
-deferred_audit(struct loop *l, const struct db_audit_row *row)
+deferred_audit(struct writer *w, struct log *log, const struct db_audit_row *row)
 {
 	struct audit_job *j = calloc(1, sizeof(*j));
 
 	if (j != NULL) {
-		j->l = l;
+		j->log = log;
 		j->row = *row;
 		j->row.email = copy(j->email, sizeof(j->email), row->email);
 		j->row.key_fp = copy(j->fp, sizeof(j->fp), row->key_fp);
 		j->row.client_addr = copy(j->client, sizeof(j->client), row->client_addr);
 		j->row.outcome = copy(j->outcome, sizeof(j->outcome), row->outcome);
 	}
-	submit(l, do_audit, audit_done, j);
+	submit(w, log, do_audit, audit_done, j);
 }
 
 static int
@@ -160,24 +159,24 @@ housekeeping_done(int rc, void *arg)
 	struct housekeeping_job *j = arg;
 
 	if (j->rc_sessions != 0)
-		log_warn(&j->l->a->log, "housekeeping: sessions: %s", srv_strerror(j->rc_sessions));
+		log_warn(j->log, "housekeeping: sessions: %s", srv_strerror(j->rc_sessions));
 	else if (j->sessions > 0)
-		log_debug(&j->l->a->log, "housekeeping: %lld dead sessions deleted",
+		log_debug(j->log, "housekeeping: %lld dead sessions deleted",
 		    (long long)j->sessions);
 	if (j->rc_throttle != 0)
-		log_warn(&j->l->a->log, "housekeeping: throttle: %s", srv_strerror(j->rc_throttle));
+		log_warn(j->log, "housekeeping: throttle: %s", srv_strerror(j->rc_throttle));
 	free(j);
 }
 
 void
-deferred_housekeeping(struct loop *l, int64_t now, int64_t rows)
+deferred_housekeeping(struct writer *w, struct log *log, int64_t now, int64_t rows)
 {
 	struct housekeeping_job *j = calloc(1, sizeof(*j));
 
 	if (j != NULL) {
-		j->l = l;
+		j->log = log;
 		j->now = now;
 		j->rows = rows;
 	}
-	submit(l, do_housekeeping, housekeeping_done, j);
+	submit(w, log, do_housekeeping, housekeeping_done, j);
 }
