@@ -40,6 +40,7 @@
 #include "secmem.h"
 #include "edge/listener.h"
 #include "server/loop.h"
+#include "server/loops.h"
 #include "auth/faildelay.h"
 
 #define EXIT_RUNTIME 1
@@ -207,7 +208,7 @@ struct config_source {
 	int make_key;
 };
 
-/* keyring_config_fn: the configuration from the file's text (or the demo's
+/* config_maker_fn: the configuration from the file's text (or the demo's
  * built-in one when text is NULL) with the command line's overrides, the
  * same in both processes. */
 static int
@@ -347,7 +348,7 @@ on_reload(evutil_socket_t sig, short what, void *arg)
 	if (config_restart_changes(a->cfg, next->cfg, names, sizeof(names)) > 0)
 		log_warn(&a->log, "reload: %s changed in the configuration: takes effect at the next "
 		    "start (the rest is reloaded)", names);
-	if ((rc = authority_domains_swap(a, next)) != 0) {
+	if ((rc = loops_domains_swap(a, next)) != 0) {
 		log_error(&a->log, "reload: %s (still serving the old configuration and keys)",
 		    rc == VEP_ERR_EXISTS ? "the previous reload is still settling; send SIGHUP again"
 		    : vep_strerror(rc));

@@ -136,4 +136,11 @@ size_t config_restart_changes(const struct config *running, const struct config 
 
 void config_free(struct config *cfg);
 
+/* Builds a configuration from the file's text (NULL, 0 for the built-in
+ * demo configuration) plus the command line's overrides, so both processes
+ * read the same file the same way. Returns 0 with *out, or an error with a
+ * message in err. */
+typedef int (*config_maker_fn)(void *arg, const char *text, size_t len,
+    struct config **out, char *err, size_t errlen);
+
 #endif

@@ -228,7 +228,7 @@ load_tls(struct domain_set *set, const json_t *bundle, char *err, size_t errlen)
 }
 
 int
-domain_set_from_bundle(const json_t *bundle, keyring_config_fn make_cfg, void *arg,
+domain_set_from_bundle(const json_t *bundle, config_maker_fn make_cfg, void *arg,
     struct domain_set **out, char *err, size_t errlen)
 {
 	struct domain_set *set = NULL;

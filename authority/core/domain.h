@@ -16,7 +16,6 @@
 #include "core/config.h"
 #include "edge/etag.h"
 #include "keydir.h"
-#include "keyproc/keyring.h"
 
 struct account_map;
 
@@ -54,7 +53,7 @@ struct domain_set {
  * domain's published keys and documents, its alias table, and the TLS
  * context when tls_cert and tls_key are set. On error returns VEP_ERR_*
  * with a message in err and *out NULL. */
-int domain_set_from_bundle(const json_t *bundle, keyring_config_fn make_cfg, void *arg,
+int domain_set_from_bundle(const json_t *bundle, config_maker_fn make_cfg, void *arg,
     struct domain_set **out, char *err, size_t errlen);
 
 /* Finds a served domain by lowercase name, NULL when not served. */

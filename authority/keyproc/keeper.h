@@ -41,7 +41,7 @@
 
 struct keeper_params {
 	const char *config_path;          /* NULL: built-in configuration */
-	keyring_config_fn make_cfg;       /* how configuration text becomes a config */
+	config_maker_fn make_cfg;       /* how configuration text becomes a config */
 	void *make_cfg_arg;
 	const char *const *helper_env;    /* extra PAM helper environment, may be NULL */
 };

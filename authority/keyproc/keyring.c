@@ -155,7 +155,7 @@ tls_strings(const struct config *cfg, json_t *bundle, char *err, size_t errlen)
 }
 
 int
-keyring_load(const char *config_path, keyring_config_fn make_cfg, void *arg,
+keyring_load(const char *config_path, config_maker_fn make_cfg, void *arg,
     struct keyring **out, json_t **bundle, char *err, size_t errlen)
 {
 	struct keyring *kr = NULL;

@@ -21,13 +21,6 @@
 #include "core/config.h"
 #include "keydir.h"
 
-/* Builds a configuration from the file's text (NULL, 0 for the built-in
- * demo configuration) plus the command line's overrides, so both processes
- * read the same file the same way. Returns 0 with *out, or an error with a
- * message in err. */
-typedef int (*keyring_config_fn)(void *arg, const char *text, size_t len,
-    struct config **out, char *err, size_t errlen);
-
 struct keyring {
 	struct config *cfg;         /* owned */
 	struct vep_keyset *sets;    /* owned, one per cfg->domains[i] */
@@ -44,7 +37,7 @@ struct keyring {
  *    "tls_cert": PEM|null, "tls_key": PEM|null}
  * KEY is the public key JSON. On error returns VEP_ERR_* with
  * "FILE:LINE: [domain D] ...: reason" in err and nothing allocated. */
-int keyring_load(const char *config_path, keyring_config_fn make_cfg, void *arg,
+int keyring_load(const char *config_path, config_maker_fn make_cfg, void *arg,
     struct keyring **out, json_t **bundle, char *err, size_t errlen);
 
 /* The current key (private half) of whichever domain's current key has

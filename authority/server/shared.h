@@ -36,7 +36,7 @@ struct authority {
 	struct domain_set *_Atomic domains; /* owned: served domains (authority_domains) */
 	struct faildelay *faildelay; /* owned: when failed sign-ins are answered */
 	struct keeper *keeper;       /* owned: the key process (keyproc/keeper.h) */
-	keyring_config_fn make_cfg;  /* how configuration text becomes a config */
+	config_maker_fn make_cfg;  /* how configuration text becomes a config */
 	void *make_cfg_arg;
 	int failed;                  /* a fatal event stopped the loops: exit 1 */
 	char **pam_env;              /* owned: extra PAM helper environment (demo) */
@@ -65,11 +65,6 @@ authority_cfg(struct authority *a)
 {
 	return authority_domains(a)->cfg;
 }
-
-/* Replaces the domain set with next (taken) and retires the old one:
- * returns 0, or VEP_ERR_EXISTS when a previous reload is still retiring
- * (next is then freed and nothing changes). Loop 0 only. */
-int authority_domains_swap(struct authority *a, struct domain_set *next);
 
 /* Called by each other loop from a callback after a swap. */
 void authority_domains_ack(struct authority *a);

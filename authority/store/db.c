@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "store/db.h"
 #include "store/internal.h"
 #include "migrations.h"
 

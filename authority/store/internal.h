@@ -3,7 +3,7 @@
  * SQLite handle, the per-connection cache of prepared statements, write
  * transactions and the SQLite -> DB_ERR_* conversion.
  *
- * Only authority/db*.c and the db unit tests include this file (and with it
+ * Only the store's files (store/) and its unit tests include this file (and with it
  * sqlite3.h). Each table module owns its SQL text; this file owns only the
  * slot numbers under which those statements are cached.
  */
@@ -12,7 +12,10 @@
 
 #include <sqlite3.h>
 
-#include "store/db.h"
+#include "core/errors.h"
+#include "err.h"
+
+struct db;
 
 /* One cache slot per statement text, grouped by the module that owns it. */
 enum db_stmt_slot {

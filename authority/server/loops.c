@@ -1,6 +1,7 @@
 /*
- * server/loop.c - one event loop's life (contract in server/loop.h).
+ * server/loops.c - the event loops' lives (contract in server/loops.h).
  */
+#include "server/loops.h"
 #include "server/loop.h"
 
 #include <errno.h>
@@ -16,7 +17,6 @@
 #include "server/shared.h"
 #include "store/writer.h"
 #include "store/db.h"
-#include "demo/demo.h"
 #include "err.h"
 #include "auth/signin.h"
 #include "issuance/issuance.h"
@@ -221,4 +221,45 @@ loop_free(struct loop *l)
 	if (l->base != NULL)
 		event_base_free(l->base);
 	free(l);
+}
+
+/* How often loop 0 looks whether every loop has acked (milliseconds). */
+#define RETIRE_POLL_MS 10
+
+static void
+on_retire_poll(evutil_socket_t fd, short what, void *arg)
+{
+	struct authority *a = arg;
+	struct timeval tv = { 0, RETIRE_POLL_MS * 1000 };
+
+	if (atomic_load(&a->acks) + 1 < a->nloops) {
+		evtimer_add(a->retire_timer, &tv);
+		return;
+	}
+	domain_set_free(a->retiring);
+	a->retiring = NULL;
+}
+
+int
+loops_domains_swap(struct authority *a, struct domain_set *next)
+{
+	struct timeval tv = { 0, 0 };
+	size_t i;
+
+	if (a->retiring != NULL) {
+		domain_set_free(next);
+		return VEP_ERR_EXISTS;
+	}
+	if (a->retire_timer == NULL &&
+	    (a->retire_timer = evtimer_new(a->loops[0]->base, on_retire_poll, a)) == NULL) {
+		domain_set_free(next);
+		return VEP_ERR_NOMEM;
+	}
+	atomic_store(&a->acks, 0);
+	a->retiring = atomic_exchange_explicit(&a->domains, next, memory_order_acq_rel);
+	/* Loop 0 is running this callback: it holds no old pointer. */
+	for (i = 1; i < a->nloops; i++)
+		event_active(a->loops[i]->ack, EV_TIMEOUT, 0);
+	evtimer_add(a->retire_timer, &tv);
+	return VEP_OK;
 }
