@@ -1,49 +1,58 @@
 /* account.js - the /account page: who you are, this browser's certificate,
  * sign out. */
-(function () {
+(() => {
   'use strict';
-  var $ = function (id) { return document.getElementById(id); };
+  const { $, message, time, setBusy } = window.vepUI;
 
   function show(id) {
-    ['loading', 'signed-in', 'signed-out'].forEach(function (x) { $(x).hidden = x !== id; });
+    for (const x of ['loading', 'signed-in', 'signed-out']) $(x).hidden = x !== id;
   }
 
   function render(s, ident) {
     $('email').textContent = s.email;
-    $('session').textContent = 'ends ' + window.vepUI.time(s.expires) + ' if unused';
+    $('session').textContent = 'ends ' + time(s.expires) + ' if unused';
     $('cert').textContent = ident
-      ? 'certified until ' + window.vepUI.time(ident.expires) + ' (renewed automatically)'
+      ? 'certified until ' + time(ident.expires) + ' (renewed automatically)'
       : 'no certificate yet';
     show('signed-in');
   }
 
-  function refresh() {
-    return window.vep.session().then(function (s) {
-      if (!s) { show('signed-out'); return null; }
-      // Make sure this browser holds a valid certificate (renews if due).
-      return window.vep.provision().then(function (ident) { render(s, ident); },
-        function (err) {
-          render(s, null);
-          $('error').textContent = window.vepUI.message(err);
-        });
-    }, function (err) {
+  async function refresh() {
+    let s;
+    try {
+      s = await window.vep.session();
+    } catch (err) {
       show('signed-out');
-      $('signed-out-text').textContent = window.vepUI.message(err);
-    });
+      $('signed-out-text').textContent = message(err);
+      return;
+    }
+    if (!s) { show('signed-out'); return; }
+    // Make sure this browser holds a valid certificate (renews if due).
+    let ident;
+    try {
+      ident = await window.vep.provision();
+    } catch (err) {
+      render(s, null);
+      $('error').textContent = message(err);
+      return;
+    }
+    render(s, ident);
   }
 
-  document.addEventListener('DOMContentLoaded', function () {
-    $('signout').addEventListener('click', function () {
-      var b = $('signout');
-      window.vepUI.setBusy(b, true, 'Signing out…');
-      window.vep.signOut().then(function () {
-        window.vepUI.setBusy(b, false);
-        $('signed-out-text').textContent = 'You have signed out. This browser no longer holds a key for your address.';
-        show('signed-out');
-      }, function (err) {
-        window.vepUI.setBusy(b, false);
-        $('error').textContent = window.vepUI.message(err);
-      });
+  document.addEventListener('DOMContentLoaded', () => {
+    const b = $('signout');
+    b.addEventListener('click', async () => {
+      setBusy(b, true, 'Signing out…');
+      try {
+        await window.vep.signOut();
+      } catch (err) {
+        setBusy(b, false);
+        $('error').textContent = message(err);
+        return;
+      }
+      setBusy(b, false);
+      $('signed-out-text').textContent = 'You have signed out. This browser no longer holds a key for your address.';
+      show('signed-out');
     });
     refresh();
   });

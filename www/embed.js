@@ -15,33 +15,37 @@
  * frame-ancestors, so the page and the browser enforce the same list; no
  * origin is ever guessed from host names.
  */
-(function () {
+(() => {
   'use strict';
 
-  var meta = document.querySelector('meta[name=vep-embed-origins]');
-  var allowed = meta ? meta.content.split(' ').filter(Boolean) : [];
-  var parentOrigin = new URLSearchParams(location.search).get('origin') || '';
+  const meta = document.querySelector('meta[name=vep-embed-origins]');
+  const allowed = meta ? meta.content.split(' ').filter(Boolean) : [];
+  const parentOrigin = new URLSearchParams(location.search).get('origin') || '';
   if (window.parent === window) return;
-  if (allowed.indexOf(parentOrigin) < 0) {
+  if (!allowed.includes(parentOrigin)) {
     /* For the webmail's developer; nothing is sent to the framing page. */
     console.error('vep /embed: ' + JSON.stringify(parentOrigin) +
       ' is not among the authority\'s embed_origins');
     return;
   }
 
-  function answer(msg) { window.parent.postMessage(msg, parentOrigin); }
+  const answer = (msg) => { window.parent.postMessage(msg, parentOrigin); };
 
-  window.addEventListener('message', function (ev) {
+  window.addEventListener('message', async (ev) => {
     if (ev.origin !== parentOrigin || ev.source !== window.parent || !ev.data ||
         ev.data.type !== 'vep:provision') return;
-    var d = ev.data;
-    var signedIn = typeof d.password === 'string' && d.password !== ''
-      ? window.vep.signIn(String(d.email || ''), d.password) : Promise.resolve();
-    signedIn.then(function () { return window.vep.provision(); }).then(function (id) {
-      answer({ type: 'vep:provisioned', email: id.email, expires: id.expires });
-    }, function (err) {
+    const d = ev.data;
+    let id;
+    try {
+      if (typeof d.password === 'string' && d.password !== '') {
+        await window.vep.signIn(String(d.email || ''), d.password);
+      }
+      id = await window.vep.provision();
+    } catch (err) {
       answer({ type: 'vep:error', error: err.message, status: err.status || 0 });
-    });
+      return;
+    }
+    answer({ type: 'vep:provisioned', email: id.email, expires: id.expires });
   });
   answer({ type: 'vep:ready' });
 })();

@@ -9,16 +9,14 @@
  * The assertion's audience is event.origin of the request: the browser
  * says who is asking, so a site can never obtain an assertion for another.
  */
-(function () {
+(() => {
   'use strict';
-  var $ = function (id) { return document.getElementById(id); };
-  var requester = null;   /* {source, origin, email} */
+  const { $, message, setBusy } = window.vepUI;
+  let requester = null;   /* {source, origin, email} */
 
   function step(id) {
-    ['waiting', 'signin-step', 'confirm-step', 'error-step'].forEach(function (x) {
-      $(x).hidden = x !== id;
-    });
-    var h = $(id).querySelector('h1');
+    for (const x of ['waiting', 'signin-step', 'confirm-step', 'error-step']) $(x).hidden = x !== id;
+    const h = $(id).querySelector('h1');
     if (h) { h.setAttribute('tabindex', '-1'); h.focus(); }
   }
 
@@ -37,19 +35,19 @@
   }
 
   /* Signed in as the address asked for (or any, when none was asked)? */
-  function start() {
-    return window.vep.session().then(function (s) {
-      var want = requester.email;
-      /* Domains compare case-insensitively; local parts exactly. */
-      var norm = want.trim().replace(/@[^@]*$/, function (d) { return d.toLowerCase(); });
-      if (s && (!want || s.email === norm)) {
-        return window.vep.provision().then(function () { confirmStep(s.email); });
-      }
-      $('email').value = want || '';
-      step('signin-step');
-      (want ? $('password') : $('email')).focus();
-      return null;
-    });
+  async function start() {
+    const s = await window.vep.session();
+    const want = requester.email;
+    /* Domains compare case-insensitively; local parts exactly. */
+    const norm = want.trim().replace(/@[^@]*$/, (d) => d.toLowerCase());
+    if (s && (!want || s.email === norm)) {
+      await window.vep.provision();
+      confirmStep(s.email);
+      return;
+    }
+    $('email').value = want || '';
+    step('signin-step');
+    (want ? $('password') : $('email')).focus();
   }
 
   function onRequest(ev) {
@@ -57,33 +55,35 @@
     if (!/^https?:\/\//.test(ev.origin)) return;  /* "null" and other opaque origins */
     requester = { source: ev.source, origin: ev.origin,
       email: typeof ev.data.email === 'string' ? ev.data.email : '' };
-    document.querySelectorAll('[data-origin]').forEach(function (el) {
-      el.textContent = ev.origin;
-    });
-    start().catch(function (err) { fail(window.vepUI.message(err)); });
+    for (const el of document.querySelectorAll('[data-origin]')) el.textContent = ev.origin;
+    start().catch((err) => { fail(message(err)); });
   }
 
-  document.addEventListener('DOMContentLoaded', function () {
+  document.addEventListener('DOMContentLoaded', () => {
     if (!window.opener) {
       fail('This page is opened by a website that wants you to sign in. Go back to that website and try again.');
       return;
     }
     window.addEventListener('message', onRequest);
-    window.vepUI.bindSignIn($('signin'), function (s) {
-      return window.vep.provision().then(function () { confirmStep(s.email); });
+    window.vepUI.bindSignIn($('signin'), async (s) => {
+      await window.vep.provision();
+      confirmStep(s.email);
     });
-    $('share').addEventListener('click', function () {
-      var b = $('share');
-      window.vepUI.setBusy(b, true, 'Signing…');
-      window.vep.getAssertion(requester.origin).then(function (assertion) {
-        reply({ type: 'vep:assertion', assertion: assertion });
-        window.close();
-      }, function (err) {
-        window.vepUI.setBusy(b, false);
-        $('confirm-error').textContent = window.vepUI.message(err);
-      });
+    const share = $('share');
+    share.addEventListener('click', async () => {
+      setBusy(share, true, 'Signing…');
+      let assertion;
+      try {
+        assertion = await window.vep.getAssertion(requester.origin);
+      } catch (err) {
+        setBusy(share, false);
+        $('confirm-error').textContent = message(err);
+        return;
+      }
+      reply({ type: 'vep:assertion', assertion });
+      window.close();
     });
-    $('cancel').addEventListener('click', function () {
+    $('cancel').addEventListener('click', () => {
       reply({ type: 'vep:cancel' });
       window.close();
     });

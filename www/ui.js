@@ -1,10 +1,14 @@
 /*
- * ui.js - what the authority's pages share: the sign-in form's behaviour
- * (busy state, errors next to the form) and wording for errors and times.
- * Needs vep.js. Exposes window.vepUI.
+ * ui.js - what the authority's pages share: the one DOM helper ($), the
+ * sign-in form's behaviour (busy state, errors next to the form) and
+ * wording for errors and times. Needs vep.js (whose vep.api is the one
+ * fetch helper). Exposes window.vepUI.
  */
-(function () {
+(() => {
   'use strict';
+
+  /* The element with this id. */
+  const $ = (id) => document.getElementById(id);
 
   function waitText(seconds) {
     if (seconds >= 90) return Math.ceil(seconds / 60) + ' minutes';
@@ -24,10 +28,7 @@
     }
   }
 
-  function time(ms) {
-    var d = new Date(ms);
-    return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-  }
+  const time = (ms) => new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
   function setBusy(button, busy, label) {
     if (!button.dataset.label) button.dataset.label = button.textContent;
@@ -35,7 +36,7 @@
     button.setAttribute('aria-busy', busy ? 'true' : 'false');
     button.textContent = '';
     if (busy) {
-      var s = document.createElement('span');
+      const s = document.createElement('span');
       s.className = 'spinner';
       s.setAttribute('aria-hidden', 'true');
       button.appendChild(s);
@@ -45,42 +46,43 @@
 
   function showError(box, text, fields) {
     box.textContent = text || '';
-    (fields || []).forEach(function (f) {
+    for (const f of fields || []) {
       if (text) f.setAttribute('aria-invalid', 'true');
       else f.removeAttribute('aria-invalid');
-    });
+    }
   }
 
   /* Wires a sign-in form: #email, #password, a submit button and an
    * .alert.error box inside form. onSignedIn(session) runs after success
    * (and may return a promise, during which the form stays busy). */
   function bindSignIn(form, onSignedIn, busyLabel) {
-    var email = form.querySelector('input[type=email]');
-    var password = form.querySelector('input[type=password]');
-    var button = form.querySelector('button[type=submit]');
-    var box = form.querySelector('.alert.error');
-    form.addEventListener('submit', function (ev) {
+    const email = form.querySelector('input[type=email]');
+    const password = form.querySelector('input[type=password]');
+    const button = form.querySelector('button[type=submit]');
+    const box = form.querySelector('.alert.error');
+    form.addEventListener('submit', async (ev) => {
       ev.preventDefault();
       if (!email.value || !password.value) {
-        showError(box, 'Enter your email address and password.',
-          [email.value ? password : email]);
-        (email.value ? password : email).focus();
+        const missing = email.value ? password : email;
+        showError(box, 'Enter your email address and password.', [missing]);
+        missing.focus();
         return;
       }
       showError(box, '', [email, password]);
       setBusy(button, true, 'Checking…');
-      window.vep.signIn(email.value.trim(), password.value).then(function (s) {
+      try {
+        const s = await window.vep.signIn(email.value.trim(), password.value);
         password.value = '';
         setBusy(button, true, busyLabel || 'Setting up this browser…');
-        return onSignedIn(s);
-      }).then(function () {
-        setBusy(button, false);
-      }, function (err) {
+        await onSignedIn(s);
+      } catch (err) {
         setBusy(button, false);
         showError(box, message(err), err.status === 401 ? [email, password] : []);
         password.value = '';
         password.focus();
-      });
+        return;
+      }
+      setBusy(button, false);
     });
   }
 
@@ -92,24 +94,25 @@
    * can follow. Only path and query are kept, joined to this origin, so
    * a path such as "//evil.example" stays a path here. */
   function sameOrigin(value, fallback) {
-    var u;
     if (typeof value !== 'string' || value === '') return fallback;
+    let u;
     try { u = new URL(value, location.origin); } catch (e) { return fallback; }
     if (u.origin !== location.origin) return fallback;
     return location.origin + u.pathname + u.search;
   }
 
-  document.addEventListener('DOMContentLoaded', function () {
-    var d = document.getElementById('domain');
+  document.addEventListener('DOMContentLoaded', () => {
+    const d = $('domain');
     if (d) d.textContent = location.hostname;
   });
 
   window.vepUI = Object.freeze({
-    message: message,
-    time: time,
-    setBusy: setBusy,
-    showError: showError,
-    bindSignIn: bindSignIn,
-    sameOrigin: sameOrigin
+    $,
+    message,
+    time,
+    setBusy,
+    showError,
+    bindSignIn,
+    sameOrigin
   });
 })();

@@ -5,25 +5,28 @@
  * with raiseAuthenticationFailure("user canceled"). Without a user agent
  * it is a plain sign-in page.
  */
-(function () {
+(() => {
   'use strict';
-  document.addEventListener('DOMContentLoaded', function () {
-    var id = navigator.id;
-    var email = document.getElementById('email');
-    var legacy = id && typeof id.beginAuthentication === 'function';
-    var given = new URLSearchParams(location.search).get('email');
+  const { $ } = window.vepUI;
+
+  document.addEventListener('DOMContentLoaded', () => {
+    const id = navigator.id;
+    const email = $('email');
+    const legacy = id && typeof id.beginAuthentication === 'function';
+    const given = new URLSearchParams(location.search).get('email');
     if (given) email.value = given;
     if (legacy) {
-      id.beginAuthentication(function (e) {
+      id.beginAuthentication((e) => {
         if (e) email.value = e;
-        document.getElementById('password').focus();
+        $('password').focus();
       });
     }
-    window.vepUI.bindSignIn(document.getElementById('signin'), function () {
-      if (legacy) { id.completeAuthentication(); return null; }
-      return window.vep.provision().then(function () { location.assign('/account'); });
+    window.vepUI.bindSignIn($('signin'), async () => {
+      if (legacy) { id.completeAuthentication(); return; }
+      await window.vep.provision();
+      location.assign('/account');
     });
-    document.getElementById('cancel').addEventListener('click', function () {
+    $('cancel').addEventListener('click', () => {
       if (legacy) id.raiseAuthenticationFailure('user canceled');
       else location.assign('/');
     });

@@ -8,50 +8,46 @@
  *      raiseProvisioningFailure("user is not authenticated as target user")
  *   -> genKeyPair(cb(publicKeyJSONText)) -> POST /api/cert
  *   -> registerCertificate(cert), or raiseProvisioningFailure(reason)
+ * The authority's API is reached through vep.js (vep.session, vep.api).
  */
-(function () {
+(() => {
   'use strict';
-  var NOT_AUTHENTICATED = 'user is not authenticated as target user';
-
-  function json(method, path, body, csrf) {
-    var h = { 'Content-Type': 'application/json' };
-    if (csrf) h['X-CSRF-Token'] = csrf;
-    return fetch(path, { method: method, credentials: 'same-origin', cache: 'no-store',
-      headers: h, body: body ? JSON.stringify(body) : undefined })
-      .then(function (res) {
-        return res.json().catch(function () { return {}; }).then(function (j) {
-          if (!res.ok) { var e = new Error(j.error || 'HTTP ' + res.status); e.status = res.status; throw e; }
-          return j;
-        });
-      });
-  }
+  const NOT_AUTHENTICATED = 'user is not authenticated as target user';
 
   function sameAddress(a, b) {
-    var norm = function (x) {
-      return String(x).trim().replace(/@[^@]*$/, function (d) { return d.toLowerCase(); });
-    };
+    const norm = (x) => String(x).trim().replace(/@[^@]*$/, (d) => d.toLowerCase());
     return norm(a) === norm(b);
   }
 
-  document.addEventListener('DOMContentLoaded', function () {
-    var id = navigator.id;
+  /* The reason given to the user agent for a VepError. */
+  const reason = (e) => (e.status === 401 ? NOT_AUTHENTICATED : e.message);
+
+  /* Certifies the user agent's key (pubkey: its JSON text) for s.email. */
+  async function certify(id, s, pubkey, certDuration) {
+    const body = { pubkey, email: s.email };
+    const d = Number(certDuration);
+    if (d > 0) body.duration = Math.max(300, Math.floor(d));
+    let res;
+    try {
+      res = await window.vep.api('POST', '/api/cert', body, s.csrf);
+    } catch (e) {
+      id.raiseProvisioningFailure(reason(e));
+      return;
+    }
+    id.registerCertificate(res.cert);
+  }
+
+  document.addEventListener('DOMContentLoaded', () => {
+    const id = navigator.id;
     if (!id || typeof id.beginProvisioning !== 'function') return; /* no user agent */
-    id.beginProvisioning(function (email, certDuration) {
-      json('GET', '/api/session').then(function (s) {
-        if (!sameAddress(s.email, email)) throw Object.assign(new Error(NOT_AUTHENTICATED), { status: 401 });
-        id.genKeyPair(function (pubkey) {
-          var body = { pubkey: pubkey, email: s.email };
-          var d = Number(certDuration);
-          if (d > 0) body.duration = Math.max(300, Math.floor(d));
-          json('POST', '/api/cert', body, s.csrf).then(function (res) {
-            id.registerCertificate(res.cert);
-          }, function (e) {
-            id.raiseProvisioningFailure(e.status === 401 ? NOT_AUTHENTICATED : e.message);
-          });
-        });
-      }).catch(function (e) {
-        id.raiseProvisioningFailure(e.status === 401 ? NOT_AUTHENTICATED : e.message);
-      });
+    id.beginProvisioning(async (email, certDuration) => {
+      try {
+        const s = await window.vep.session();
+        if (!s || !sameAddress(s.email, email)) throw window.vep.VepError(NOT_AUTHENTICATED, 401);
+        id.genKeyPair((pubkey) => certify(id, s, pubkey, certDuration));
+      } catch (e) {
+        id.raiseProvisioningFailure(reason(e));
+      }
     });
   });
 })();
