@@ -278,14 +278,14 @@ cmd_audit(int argc, char **argv)
 	if ((err = db_open(state, &dbo, &db)) != 0) {
 		fprintf(stderr, "vep-keytool audit: cannot open %s/%s: %s\n", state,
 		    DB_FILE_NAME, err == VEP_ERR_IO ? "no such file or no access" :
-		    db_strerror(err));
+		    srv_strerror(err));
 		goto out;
 	}
 	err = db_audit_query(db, &f, json ? print_json : print_text, NULL);
 	if (fflush(stdout) != 0 && err == 0)
 		err = VEP_ERR_IO;
 	if (err != 0) {
-		fprintf(stderr, "vep-keytool audit: %s\n", db_strerror(err));
+		fprintf(stderr, "vep-keytool audit: %s\n", srv_strerror(err));
 		goto out;
 	}
 	ret = CMD_AUDIT_EXIT_OK;

@@ -6,12 +6,11 @@
 #include <string.h>
 
 #include "server/shared.h"
-#include "store/db.h"
 #include "core/domain.h"
-#include "keyproc/keeper.h"
 #include "core/log.h"
 #include "server/loop.h"
-#include "auth/pam_client.h"
+#include "auth/signin.h"
+#include "issuance/issuance.h"
 #include "core/paths.h"
 #include "edge/req.h"
 
@@ -23,17 +22,13 @@ static const char *
 health_problem(const struct req *r)
 {
 	const struct domain_set *ds = authority_domains(r->a);
-	int version;
+	const char *why;
 
 	if (ds == NULL || ds->n == 0)
 		return "no domain keys loaded";
-	if (db_schema_version(r->loop->db, &version) != 0)
-		return "database does not answer";
-	if (pam_client_helper_pid(r->loop->pam) == 0)
-		return "PAM helper not running";
-	if (!keeper_chan_ok(r->loop->keeper))
-		return "the key process does not answer";
-	return NULL;
+	if ((why = signin_problem(r->loop->signin)) != NULL)
+		return why;
+	return issuance_problem(r->loop->issuance);
 }
 
 void

@@ -627,6 +627,18 @@ signin_session_end(struct signin *sg, const struct signin_session *s,
 	return VEP_OK;
 }
 
+const char *
+signin_problem(struct signin *sg)
+{
+	int version;
+
+	if (db_schema_version(sg->db, &version) != 0)
+		return "database does not answer";
+	if (pam_client_helper_pid(sg->pam) == 0)
+		return "PAM helper not running";
+	return NULL;
+}
+
 int
 signin_new(struct authority *a, struct event_base *base, struct db *db,
     struct writer *writer, struct pam_client *pam, struct signin **out)

@@ -45,6 +45,10 @@ int signin_new(struct authority *a, struct event_base *base, struct db *db,
  * requests and timers cancelled), then frees sg. NULL-safe. */
 void signin_free(struct signin *sg);
 
+/* What keeps sg from signing anyone in now (the database does not
+ * answer; the PAM helper is not running), or NULL. */
+const char *signin_problem(struct signin *sg);
+
 /* A live session as handlers see it. Holds its tokens: wipe with
  * signin_session_wipe. */
 struct signin_session {

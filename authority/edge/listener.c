@@ -43,6 +43,13 @@ struct server {
 	char address[SERVER_ADDR_BUFSZ];
 };
 
+/* A request's end is its connection guard's (edge/conn.h). */
+static void
+end_request(void *arg)
+{
+	conn_request_end(arg);
+}
+
 static void
 on_request(struct evhttp_request *ev, void *arg)
 {
@@ -55,7 +62,8 @@ on_request(struct evhttp_request *ev, void *arg)
 		conn_request_end(c);
 		return; /* req_new answered 500 */
 	}
-	r->conn = c;
+	r->on_end = end_request;
+	r->end_arg = c;
 	/* edge/conn.c refuses such requests before evhttp parses them; this
 	 * catches a connection it could not track. Refused before any
 	 * handler sees it, and the connection closed: what follows on it

@@ -23,7 +23,6 @@
 #include <jansson.h>
 
 #include "server/shared.h"
-#include "edge/conn.h"
 #include "edge/tls.h"
 #include "err.h"
 #include "edge/etag.h"
@@ -220,7 +219,8 @@ req_free(struct req *r)
 	free(r->params);
 	free(r->path);
 	json_decref(r->body);
-	conn_request_end(r->conn);
+	if (r->on_end != NULL)
+		r->on_end(r->end_arg);
 	free(r);
 }
 

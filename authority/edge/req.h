@@ -25,7 +25,6 @@
 
 
 struct authority;
-struct conn;
 struct domain;
 struct loop;
 struct evhttp_request;
@@ -99,7 +98,8 @@ struct req {
 	struct timespec start;       /* monotonic, for the access log */
 	char client_addr[REQ_ADDR_BUFSZ]; /* peer IP as text ("unknown" if none) */
 	struct json_t *body;         /* owned: the JSON object (ROUTE_JSON_BODY) */
-	struct conn *conn;           /* its connection's guard (edge/conn.h), ended with r; may be NULL */
+	void (*on_end)(void *arg);   /* run when r is freed (edge/listener.c: the */
+	void *end_arg;               /* connection's guard, edge/conn.h); may be NULL */
 };
 
 /* Wraps ev (borrowed until the reply). Returns NULL on allocation failure,

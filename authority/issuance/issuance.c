@@ -177,6 +177,12 @@ issuance_check_key(struct issuance *is, const vep_key *k, const char *fp)
 	return keycheck_costly(is->keycheck, k, fp);
 }
 
+const char *
+issuance_problem(struct issuance *is)
+{
+	return keeper_chan_ok(is->keeper) ? NULL : "the key process does not answer";
+}
+
 /* Queues w until row (copied) is committed. Returns 0, or
  * SRV_ERR_UNRECORDED with w freed. */
 static int

@@ -69,6 +69,9 @@ int issuance_new(struct event_base *base, struct writer *writer,
  * vep_key_check_costly returned. */
 int issuance_check_key(struct issuance *is, const vep_key *k, const char *fp);
 
+/* "the key process does not answer" when is cannot sign now, or NULL. */
+const char *issuance_problem(struct issuance *is);
+
 /* Signs the certificate and queues its audit row; done reports it when
  * the row is durable. Returns 0 (done will run), or else done never runs:
  * the signing error (VEP_ERR_IO: the key process is gone or stalled;

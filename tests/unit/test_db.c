@@ -202,10 +202,10 @@ test_err_table(void)
 	ASSERT_EQ(db_err(SQLITE_CONSTRAINT_CHECK), VEP_ERR_INVALID);
 	ASSERT_EQ(db_err(SQLITE_NOTADB), DB_ERR_CORRUPT);
 	ASSERT_EQ(db_err(SQLITE_MISUSE), DB_ERR_INTERNAL);
-	ASSERT_STREQ(db_strerror(DB_ERR_FULL), "database full");
-	ASSERT_STREQ(db_strerror(DB_ERR_BUSY), "database busy");
+	ASSERT_STREQ(srv_strerror(DB_ERR_FULL), "database full");
+	ASSERT_STREQ(srv_strerror(DB_ERR_BUSY), "database busy");
 	/* Codes outside the DB set fall through to libvep's table. */
-	ASSERT_STREQ(db_strerror(VEP_ERR_NOMEM), vep_strerror(VEP_ERR_NOMEM));
+	ASSERT_STREQ(srv_strerror(VEP_ERR_NOMEM), vep_strerror(VEP_ERR_NOMEM));
 }
 
 static void

@@ -83,14 +83,14 @@ test_pair_limit(void)
 
 	for (i = 0; i < 5; i++)
 		ASSERT_EQ(fail("alice", "192.0.2.1", t + i, &defaults), 0);
-	ASSERT_EQ(allowed("alice", "192.0.2.1", t + 10, &defaults, &retry), DB_ERR_THROTTLED);
+	ASSERT_EQ(allowed("alice", "192.0.2.1", t + 10, &defaults, &retry), SRV_ERR_THROTTLED);
 	ASSERT_EQ(retry, 900 - 10);
 	/* The owner elsewhere, and others here, are not held by it. */
 	ASSERT_EQ(allowed("alice", "192.0.2.2", t + 10, &defaults, &retry), 0);
 	ASSERT_EQ(retry, 0);
 	ASSERT_EQ(allowed("bob", "192.0.2.1", t + 10, &defaults, &retry), 0);
 	/* The window ends 15 min after its first attempt. */
-	ASSERT_EQ(allowed("alice", "192.0.2.1", t + 899, &defaults, &retry), DB_ERR_THROTTLED);
+	ASSERT_EQ(allowed("alice", "192.0.2.1", t + 899, &defaults, &retry), SRV_ERR_THROTTLED);
 	ASSERT_EQ(retry, 1);
 	ASSERT_EQ(allowed("alice", "192.0.2.1", t + 900, &defaults, &retry), 0);
 }
@@ -110,13 +110,13 @@ test_account_limit_spares_known_address(void)
 		ASSERT_EQ(fail("carol", addr, t + 1, &defaults), 0);
 	}
 	ASSERT_EQ(allowed("carol", "203.0.113.200", t + 2, &defaults, &retry),
-	    DB_ERR_THROTTLED);
+	    SRV_ERR_THROTTLED);
 	ASSERT_EQ(retry, 900 - 1);
 	/* From home she still gets in, and still within her pair limit. */
 	ASSERT_EQ(allowed("carol", "198.51.100.7", t + 2, &defaults, &retry), 0);
 	for (i = 0; i < 5; i++)
 		ASSERT_EQ(fail("carol", "198.51.100.7", t + 3, &defaults), 0);
-	ASSERT_EQ(allowed("carol", "198.51.100.7", t + 3, &defaults, &retry), DB_ERR_THROTTLED);
+	ASSERT_EQ(allowed("carol", "198.51.100.7", t + 3, &defaults, &retry), SRV_ERR_THROTTLED);
 	/* Trust lapses after known_for_s. */
 	ASSERT_EQ(succeed("dora", "198.51.100.8", t, &defaults), 0);
 	for (i = 0; i < 20; i++) {
@@ -124,7 +124,7 @@ test_account_limit_spares_known_address(void)
 		ASSERT_EQ(fail("dora", addr, t + defaults.known_for_s, &defaults), 0);
 	}
 	ASSERT_EQ(allowed("dora", "198.51.100.8", t + defaults.known_for_s + 1, &defaults,
-	    &retry), DB_ERR_THROTTLED);
+	    &retry), SRV_ERR_THROTTLED);
 	/* known_for_s = 0: no address is ever known. */
 	{
 		struct db_throttle_limits l = defaults;
@@ -134,7 +134,7 @@ test_account_limit_spares_known_address(void)
 		ASSERT_EQ(succeed("erin", "198.51.100.9", t, &l), 0);
 		ASSERT_EQ(fail("erin", "203.0.115.1", t, &l), 0);
 		ASSERT_EQ(fail("erin", "203.0.115.2", t, &l), 0);
-		ASSERT_EQ(allowed("erin", "198.51.100.9", t, &l, &retry), DB_ERR_THROTTLED);
+		ASSERT_EQ(allowed("erin", "198.51.100.9", t, &l, &retry), SRV_ERR_THROTTLED);
 	}
 }
 
@@ -150,11 +150,11 @@ test_address_limit(void)
 		(void)snprintf(account, sizeof(account), "nosuchuser%d", i);
 		ASSERT_EQ(fail(account, "203.0.113.9", t, &defaults), 0);
 	}
-	ASSERT_EQ(allowed("fresh", "203.0.113.9", t + 60, &defaults, &retry), DB_ERR_THROTTLED);
+	ASSERT_EQ(allowed("fresh", "203.0.113.9", t + 60, &defaults, &retry), SRV_ERR_THROTTLED);
 	ASSERT_EQ(retry, 900 - 60);
 	ASSERT_EQ(allowed("fresh", "203.0.113.10", t + 60, &defaults, &retry), 0);
 	/* A success is not counted against the address, nor does it reset it. */
-	ASSERT_EQ(allowed("fresh", "203.0.113.9", t + 60, &defaults, &retry), DB_ERR_THROTTLED);
+	ASSERT_EQ(allowed("fresh", "203.0.113.9", t + 60, &defaults, &retry), SRV_ERR_THROTTLED);
 	ASSERT_EQ(allowed("fresh", "203.0.113.9", t + 900, &defaults, &retry), 0);
 }
 
@@ -171,7 +171,7 @@ test_settle(void)
 	ASSERT_EQ(db_throttle_reserve(db, "frank", "192.0.2.50", t, &l, &first, &retry), 0);
 	ASSERT_EQ(db_throttle_reserve(db, "frank", "192.0.2.50", t, &l, &tk, &retry), 0);
 	ASSERT_EQ(db_throttle_reserve(db, "frank", "192.0.2.50", t, &l, &refused, &retry),
-	    DB_ERR_THROTTLED);
+	    SRV_ERR_THROTTLED);
 	ASSERT_EQ(refused.window_end[0], 0);
 	/* Undecided takes one back. */
 	ASSERT_EQ(db_throttle_settle(db, "frank", "192.0.2.50", t, &l, &first,
@@ -190,12 +190,12 @@ test_settle(void)
 	ASSERT_EQ(db_throttle_settle(db, "gina", "192.0.2.60", t + 900, &l, &tk,
 	    DB_THROTTLE_UNDECIDED), 0);
 	ASSERT_EQ(fail("gina", "192.0.2.63", t + 900, &l), 0);
-	ASSERT_EQ(allowed("gina", "192.0.2.64", t + 900, &l, &retry), DB_ERR_THROTTLED);
+	ASSERT_EQ(allowed("gina", "192.0.2.64", t + 900, &l, &retry), SRV_ERR_THROTTLED);
 	/* Failed changes nothing. */
 	ASSERT_EQ(db_throttle_reserve(db, "hal", "192.0.2.70", t, &l, &tk, &retry), 0);
 	ASSERT_EQ(db_throttle_settle(db, "hal", "192.0.2.70", t, &l, &tk, DB_THROTTLE_FAILED), 0);
 	ASSERT_EQ(fail("hal", "192.0.2.70", t, &l), 0);
-	ASSERT_EQ(allowed("hal", "192.0.2.70", t, &l, &retry), DB_ERR_THROTTLED);
+	ASSERT_EQ(allowed("hal", "192.0.2.70", t, &l, &retry), SRV_ERR_THROTTLED);
 }
 
 /* Threads reserving for one account through their own connections at
@@ -222,7 +222,7 @@ race(void *arg)
 		rc = db_throttle_reserve(r->db, "ivan", "192.0.2.80", 500000, &defaults, &tk, &retry);
 		if (rc == 0)
 			r->granted++;
-		else if (rc != DB_ERR_THROTTLED)
+		else if (rc != SRV_ERR_THROTTLED)
 			r->errors++;
 	}
 	return NULL;
@@ -260,7 +260,7 @@ test_survives_reopen(void)
 	db_close(db);
 	db = NULL;
 	ASSERT_EQ(db_open(dir, NULL, &db), 0);
-	ASSERT_EQ(allowed("eve", "192.0.2.90", t + 1, &defaults, &retry), DB_ERR_THROTTLED);
+	ASSERT_EQ(allowed("eve", "192.0.2.90", t + 1, &defaults, &retry), SRV_ERR_THROTTLED);
 	ASSERT_EQ(retry, 900 - 1);
 }
 
