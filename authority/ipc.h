@@ -1,7 +1,7 @@
 /*
- * ipc.h - framed, typed messages over a byte stream (the socketpair between
- * the authority and vep-pam-helper, and the pipe from a PAM worker back to
- * the helper).
+ * ipc.h - framed, typed messages: the one framing of every private channel
+ * (the socketpair between the authority and vep-pam-helper, the pipe from a
+ * PAM worker back to the helper, and the key process's channels).
  *
  * Owns: the wire format, its size caps, and the byte buffers that carry it.
  * A frame is a 4-byte big-endian body length, then the body: one type byte,
@@ -10,6 +10,14 @@
  * cap (IPC_FRAME_MAX_BYTES unless the channel names its own) are refused on
  * both the sending and receiving side, so a confused or hostile peer cannot
  * make us allocate without bound.
+ *
+ * Two carriers, one framing. The PAM channels are byte streams read by
+ * event loops (a pipe has no other kind), so frames are cut out of a
+ * buffer (ipc_take_msg). The key process's channels carry each frame whole
+ * in one SOCK_SEQPACKET packet (keeper_proto.h), because they pass
+ * descriptors: in a packet the descriptor belongs to exactly the message
+ * it came with, and a short or oversized message is seen as such instead
+ * of putting the stream out of step.
  *
  * Must never: know about PAM or libevent, or link anything beyond libc (the
  * PAM helper links this file and must stay free of OpenSSL, libevent and

@@ -1,8 +1,7 @@
 /*
  * keeper.c - the key process's body (contract in keeper.h): one thread per
- * channel answering SIGN, LOAD and SPAWN until the network process closes
- * it. Before any thread starts it gives up every capability but
- * KEEPER_CAPS.
+ * channel answering requests until the network process closes it. Before
+ * any thread starts it gives up every capability but KEEPER_CAPS.
  */
 #include "keeper.h"
 
@@ -66,15 +65,39 @@ struct chan_srv {
 	int sock;
 	pid_t helper;                    /* this channel's helper, 0 when none */
 	pthread_t thread;
-	uint8_t body[KEEPER_BODY_MAX];
 };
 
-static int
-answer(int sock, uint32_t type, int rc, const void *body, size_t len, int fd)
+/* A new answer to a request of type, carrying rc; NULL when out of memory
+ * (the caller then sends nothing and the channel closes). */
+static struct ipc_msg *
+answer_new(uint8_t type, int rc)
 {
-	struct keeper_hdr h = { type, rc };
+	struct ipc_msg *m = keeper_msg_new(type);
 
-	return keeper_send(sock, &h, body, len, fd);
+	if (m != NULL && ipc_msg_put_u32(m, KEEPER_TAG_RC, (uint32_t)rc) != VEP_OK) {
+		ipc_msg_free(m);
+		m = NULL;
+	}
+	return m;
+}
+
+/* Sends (and frees) an answer, with fd when >= 0. Returns 0, or VEP_ERR_*
+ * when it could not be sent (m NULL included): the network process is then
+ * out of step with this channel, which closes. */
+static int
+answer_send(struct chan_srv *c, struct ipc_msg *m, int fd)
+{
+	int rc = m != NULL ? keeper_send(c->sock, m, fd) : VEP_ERR_NOMEM;
+
+	ipc_msg_free(m);
+	return rc;
+}
+
+/* An answer of rc alone. */
+static int
+answer(struct chan_srv *c, uint8_t type, int rc)
+{
+	return answer_send(c, answer_new(type, rc), -1);
 }
 
 /* 1 when msg is the signing input of an identity certificate this key may
@@ -113,19 +136,22 @@ input_ok(const vep_key *key, const char *domain, const uint8_t *msg, size_t len)
 	return ok;
 }
 
-static void
-do_sign(struct chan_srv *c, size_t len)
+static int
+do_sign(struct chan_srv *c, const struct ipc_msg *req)
 {
 	char fp[65];
 	const char *domain = NULL;
 	const vep_key *key;
+	const uint8_t *p, *in;
+	struct ipc_msg *ans;
 	uint8_t *sig = NULL;
-	size_t siglen = 0;
+	size_t n, len, siglen = 0;
 	int rc = VEP_ERR_INVALID;
 
-	if (len < 64)
+	if (ipc_msg_get(req, KEEPER_TAG_FINGERPRINT, &p, &n) != VEP_OK || n != 64 ||
+	    ipc_msg_get(req, KEEPER_TAG_INPUT, &in, &len) != VEP_OK)
 		goto out;
-	memcpy(fp, c->body, 64);
+	memcpy(fp, p, 64);
 	fp[64] = '\0';
 	pthread_rwlock_rdlock(&c->k->lock);
 	/* Pending too: loops take up a new set as soon as it is swapped in,
@@ -135,14 +161,20 @@ do_sign(struct chan_srv *c, size_t len)
 		key = keyring_find(c->k->prev, fp, &domain);
 	if (key == NULL)
 		rc = VEP_ERR_NOKEY;
-	else if (!input_ok(key, domain, c->body + 64, len - 64))
+	else if (!input_ok(key, domain, in, len))
 		rc = VEP_ERR_INVALID;
 	else
-		rc = vep_key_sign(key, c->body + 64, len - 64, &sig, &siglen);
+		rc = vep_key_sign(key, in, len, &sig, &siglen);
 	pthread_rwlock_unlock(&c->k->lock);
 out:
-	answer(c->sock, KEEPER_SIGN, rc, sig, rc == 0 ? siglen : 0, -1);
+	ans = answer_new(KEEPER_SIGN, rc);
+	if (ans != NULL && rc == 0 &&
+	    ipc_msg_put(ans, KEEPER_TAG_SIGNATURE, sig, siglen) != VEP_OK) {
+		ipc_msg_free(ans);
+		ans = answer_new(KEEPER_SIGN, VEP_ERR_NOMEM);
+	}
 	free(sig);
+	return answer_send(c, ans, -1);
 }
 
 /* The bundle's text in a memfd, or -1 with errno (EFBIG: over
@@ -178,14 +210,16 @@ bundle_fd(const json_t *bundle)
 	return fd;
 }
 
-static void
-do_load(struct chan_srv *c)
+static int
+do_load(struct chan_srv *c, const struct ipc_msg *req)
 {
 	struct keyring *kr = NULL, *old;
+	struct ipc_msg *ans;
 	json_t *bundle = NULL;
 	char err[1024];
 	int rc, fd = -1, switches;
 
+	(void)req;
 	rc = keyring_load(c->k->p->config_path, c->k->p->make_cfg, c->k->p->make_cfg_arg, &kr,
 	    &bundle, err, sizeof(err));
 	/* Sockets speak HTTP or HTTPS from the start on. */
@@ -206,32 +240,38 @@ do_load(struct chan_srv *c)
 	json_decref(bundle);
 	if (rc != 0) {
 		keyring_free(kr);
-		answer(c->sock, KEEPER_LOAD, rc, err, strlen(err), -1);
-		return;
+		ans = answer_new(KEEPER_LOAD, rc);
+		/* Without its reason the answer still says it failed. */
+		if (ans != NULL)
+			(void)ipc_msg_put_str(ans, KEEPER_TAG_REASON, err);
+		return answer_send(c, ans, -1);
 	}
 	pthread_rwlock_wrlock(&c->k->lock);
 	old = c->k->pending;
 	c->k->pending = kr;
 	pthread_rwlock_unlock(&c->k->lock);
 	keyring_free(old);
-	answer(c->sock, KEEPER_LOAD, 0, NULL, 0, fd);
+	rc = answer_send(c, answer_new(KEEPER_LOAD, 0), fd);
 	close(fd);
+	return rc;
 }
 
 /* The network process took the pending load up (cur becomes prev, which
  * loops still holding the old set sign with until they let go) or did
  * not (it is dropped). */
-static void
-do_commit(struct chan_srv *c, size_t len)
+static int
+do_commit(struct chan_srv *c, const struct ipc_msg *req)
 {
 	struct keyring *drop;
+	uint32_t taken = 0;
 	int rc = VEP_OK;
 
 	pthread_rwlock_wrlock(&c->k->lock);
-	if (c->k->pending == NULL || len != 1) {
+	if (c->k->pending == NULL || ipc_msg_get_u32(req, KEEPER_TAG_TAKEN, &taken) != VEP_OK ||
+	    taken > 1) {
 		drop = NULL;
 		rc = VEP_ERR_INVALID;
-	} else if (c->body[0] == 1) {
+	} else if (taken == 1) {
 		drop = c->k->prev;
 		c->k->prev = c->k->cur;
 		c->k->cur = c->k->pending;
@@ -242,16 +282,17 @@ do_commit(struct chan_srv *c, size_t len)
 		c->k->pending = NULL;
 	pthread_rwlock_unlock(&c->k->lock);
 	keyring_free(drop);
-	answer(c->sock, KEEPER_COMMIT, rc, NULL, 0, -1);
+	return answer(c, KEEPER_COMMIT, rc);
 }
 
-static void
-do_spawn(struct chan_srv *c)
+static int
+do_spawn(struct chan_srv *c, const struct ipc_msg *req)
 {
-	int32_t pid32;
+	struct ipc_msg *ans;
 	pid_t pid = 0;
 	int fd = -1, rc;
 
+	(void)req;
 	/* The network process asks again only after it saw the last one's
 	 * socket close or misbehave: it goes now. */
 	if (c->helper != 0)
@@ -260,33 +301,41 @@ do_spawn(struct chan_srv *c)
 	rc = pam_client_exec_helper(c->k->helper_path, c->k->p->helper_env, &fd, &pid);
 	if (rc == 0)
 		c->helper = pid;
-	pid32 = (int32_t)pid;
-	answer(c->sock, KEEPER_SPAWN, rc, &pid32, sizeof(pid32), fd);
+	ans = answer_new(KEEPER_SPAWN, rc);
+	if (ans != NULL && rc == 0 && ipc_msg_put_u32(ans, KEEPER_TAG_PID, (uint32_t)pid) != VEP_OK) {
+		ipc_msg_free(ans);
+		ans = NULL;
+	}
+	rc = answer_send(c, ans, fd);
 	if (fd >= 0)
 		close(fd);
+	return rc;
 }
 
 static void *
 chan_thread(void *arg)
 {
 	struct chan_srv *c = arg;
-	struct keeper_hdr h;
-	size_t len;
-	int fd;
+	struct ipc_msg *req;
+	int fd, rc;
 
 	for (;;) {
-		if (keeper_recv(c->sock, &h, c->body, sizeof(c->body), &len, &fd, -1) != 0)
+		if (keeper_recv(c->sock, &req, &fd, -1) != 0)
 			break;
+		/* No request passes a descriptor. */
 		if (fd >= 0)
 			close(fd);
-		switch (h.type) {
-		case KEEPER_SIGN: do_sign(c, len); break;
-		case KEEPER_LOAD: do_load(c); break;
-		case KEEPER_SPAWN: do_spawn(c); break;
-		case KEEPER_COMMIT: do_commit(c, len); break;
-		default: answer(c->sock, h.type, VEP_ERR_INVALID, NULL, 0, -1); break;
+		switch (ipc_msg_type(req)) {
+		case KEEPER_SIGN: rc = do_sign(c, req); break;
+		case KEEPER_LOAD: rc = do_load(c, req); break;
+		case KEEPER_SPAWN: rc = do_spawn(c, req); break;
+		case KEEPER_COMMIT: rc = do_commit(c, req); break;
+		default: rc = answer(c, ipc_msg_type(req), VEP_ERR_INVALID); break;
 		}
-		vep_memzero(c->body, len);
+		/* Wipes the signing input. */
+		ipc_msg_free(req);
+		if (rc != 0)
+			break;
 	}
 	close(c->sock);
 	/* Its socket in the network process is closed too: it ends itself. */

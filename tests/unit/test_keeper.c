@@ -9,7 +9,9 @@
  * new key and the one before sign (a loop may still hold the old set), and
  * a load the network process did not take up is dropped; and
  * when the process is killed, its life pipe says so and the channel reports the
- * failure instead of hanging. Also privdrop_keep_caps, which the key process
+ * failure instead of hanging. The channels' framing: one ipc frame per
+ * packet, a descriptor alongside, nothing over KEEPER_FRAME_MAX, nothing
+ * but exactly one frame. Also privdrop_keep_caps, which the key process
  * starts with: as root, exactly the kept capabilities are left (effective,
  * permitted, bounding; none inheritable or ambient) with no-new-privileges,
  * and a second call changes nothing; without root nothing is done.
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -216,6 +219,82 @@ test_keeper(void)
 	vep_key_free(other);
 }
 
+/* The channels' framing (keeper_proto.h) over a bare socket pair. */
+static void
+test_proto(void)
+{
+	struct ipc_msg *m, *got = NULL;
+	uint8_t *big;
+	const uint8_t *p;
+	size_t n;
+	uint32_t v = 0;
+	int sv[2], fd = -1, pipefd[2];
+
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	ASSERT_EQ(pipe(pipefd), 0);
+	big = calloc(1, IPC_HEADER_BYTES + KEEPER_FRAME_MAX + 1);
+	ASSERT_TRUE(big != NULL);
+
+	/* A message and a descriptor, together. */
+	m = keeper_msg_new(KEEPER_SPAWN);
+	ASSERT_TRUE(m != NULL);
+	ASSERT_EQ(ipc_msg_put_u32(m, KEEPER_TAG_PID, 1234), VEP_OK);
+	ASSERT_EQ(keeper_send(sv[0], m, pipefd[1]), VEP_OK);
+	ipc_msg_free(m);
+	ASSERT_EQ(keeper_recv(sv[1], &got, &fd, 1000), VEP_OK);
+	ASSERT_TRUE(got != NULL && ipc_msg_type(got) == KEEPER_SPAWN && fd >= 0);
+	ASSERT_EQ(ipc_msg_get_u32(got, KEEPER_TAG_PID, &v), VEP_OK);
+	ASSERT_EQ(v, 1234);
+	ASSERT_EQ(write(fd, "x", 1), 1);
+	close(fd);
+	ipc_msg_free(got);
+	got = NULL;
+
+	/* The largest SIGN request fits; one byte more does not. */
+	m = keeper_msg_new(KEEPER_SIGN);
+	ASSERT_TRUE(m != NULL);
+	ASSERT_EQ(ipc_msg_put(m, KEEPER_TAG_FINGERPRINT, big, 64), VEP_OK);
+	ASSERT_EQ(ipc_msg_put(m, KEEPER_TAG_INPUT, big, KEEPER_BODY_MAX - 64), VEP_OK);
+	ASSERT_EQ(keeper_send(sv[0], m, -1), VEP_OK);
+	ipc_msg_free(m);
+	ASSERT_EQ(keeper_recv(sv[1], &got, &fd, 1000), VEP_OK);
+	ASSERT_TRUE(ipc_msg_get(got, KEEPER_TAG_INPUT, &p, &n) == VEP_OK &&
+	    n == KEEPER_BODY_MAX - 64);
+	ipc_msg_free(got);
+	got = NULL;
+	m = keeper_msg_new(KEEPER_SIGN);
+	ASSERT_TRUE(m != NULL);
+	ASSERT_EQ(ipc_msg_put(m, KEEPER_TAG_INPUT, big, KEEPER_FRAME_MAX), VEP_ERR_TOOBIG);
+	ipc_msg_free(m);
+
+	/* Over the cap on the wire: refused. */
+	big[0] = (uint8_t)((KEEPER_FRAME_MAX + 1) >> 24);
+	big[1] = (uint8_t)((KEEPER_FRAME_MAX + 1) >> 16);
+	big[2] = (uint8_t)((KEEPER_FRAME_MAX + 1) >> 8);
+	big[3] = (uint8_t)(KEEPER_FRAME_MAX + 1);
+	big[4] = KEEPER_SIGN;
+	ASSERT_EQ(send(sv[0], big, IPC_HEADER_BYTES + KEEPER_FRAME_MAX + 1, 0),
+	    IPC_HEADER_BYTES + KEEPER_FRAME_MAX + 1);
+	ASSERT_EQ(keeper_recv(sv[1], &got, &fd, 1000), VEP_ERR_TOOBIG);
+	ASSERT_TRUE(got == NULL && fd == -1);
+	/* Not exactly one frame: half of one, two, a length that lies. */
+	ASSERT_EQ(send(sv[0], "\0\0\0\1", 4, 0), 4);
+	ASSERT_EQ(keeper_recv(sv[1], &got, &fd, 1000), VEP_ERR_INVALID);
+	ASSERT_EQ(send(sv[0], "\0\0\0\1\2\0\0\0\1\2", 10, 0), 10);
+	ASSERT_EQ(keeper_recv(sv[1], &got, &fd, 1000), VEP_ERR_INVALID);
+	ASSERT_EQ(send(sv[0], "\0\0\0\2\2", 5, 0), 5);
+	ASSERT_EQ(keeper_recv(sv[1], &got, &fd, 1000), VEP_ERR_INVALID);
+	ASSERT_TRUE(got == NULL);
+	/* Nothing within the timeout; the peer gone. */
+	ASSERT_EQ(keeper_recv(sv[1], &got, &fd, 10), VEP_ERR_IO);
+	close(sv[0]);
+	ASSERT_EQ(keeper_recv(sv[1], &got, &fd, 1000), VEP_ERR_IO);
+	close(sv[1]);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	free(big);
+}
+
 /* Field key of /proc/self/status read as hexadecimal (the Cap* sets; also
  * right for NoNewPrivs' 0 or 1), or UINT64_MAX when missing. */
 static uint64_t
@@ -302,6 +381,7 @@ int main(void)
 	fprintf(f, "state_dir = %s/state\n[domain example.test]\nkey_dir = %s\n", dir, dir);
 	fclose(f);
 	RUN(test_keeper);
+	RUN(test_proto);
 	RUN(test_keep_caps);
 	unlink(conf);
 	unlink(keys);
