@@ -2,6 +2,16 @@
  * keeper.c - the key process's body (contract in keeper.h): one thread per
  * channel answering requests until the network process closes it. Before
  * any thread starts it gives up every capability but KEEPER_CAPS.
+ *
+ * Requests are dispatched from a table (OpenSSH's monitor table is the
+ * model) naming, for each message type, its handler and the channels it is
+ * permitted on: LOAD and COMMIT only on the control channel, which the
+ * network process's main thread alone holds; SIGN and SPAWN only on a
+ * loop's channel. A request not permitted on the channel it came on is
+ * answered VEP_ERR_ARG with nothing done, and logged (warn): it can only
+ * come from a network process that is broken or taken over, and the
+ * refusal already leaves it nothing; keeping the channel open keeps the
+ * loop that owns it signing. Unknown types are answered VEP_ERR_INVALID.
  */
 #include "keeper.h"
 
@@ -54,15 +64,22 @@
 struct keeper_srv {
 	const struct keeper_params *p;
 	char *helper_path;               /* owned */
+	struct log log;                  /* refused requests (stderr, warn) */
 	pthread_rwlock_t lock;           /* guards pending, cur and prev */
 	struct keyring *pending;         /* owned: loaded, not yet committed */
 	struct keyring *cur;             /* owned: the last committed load */
 	struct keyring *prev;            /* owned: the one before, still signing */
 };
 
+/* The kinds of channel, as permit bits. */
+#define CHAN_CONTROL 0x1u                /* the network process's main thread: load, commit */
+#define CHAN_LOOP 0x2u                   /* one per event loop: sign, spawn */
+
 struct chan_srv {
 	struct keeper_srv *k;
 	int sock;
+	unsigned kind;                   /* CHAN_CONTROL or CHAN_LOOP */
+	size_t index;                    /* the loop's index (CHAN_LOOP), for logs */
 	pid_t helper;                    /* this channel's helper, 0 when none */
 	pthread_t thread;
 };
@@ -312,6 +329,46 @@ do_spawn(struct chan_srv *c, const struct ipc_msg *req)
 	return rc;
 }
 
+/* What each channel may ask. A handler answers (always, exactly once) and
+ * returns 0, or VEP_ERR_* when the answer could not be sent. */
+static const struct keeper_dispatch {
+	uint8_t type;                    /* enum keeper_msg */
+	const char *name;                /* for logs */
+	unsigned permit;                 /* CHAN_* it may arrive on */
+	int (*fn)(struct chan_srv *c, const struct ipc_msg *req);
+} dispatch_table[] = {
+	{ KEEPER_SIGN, "SIGN", CHAN_LOOP, do_sign },
+	{ KEEPER_LOAD, "LOAD", CHAN_CONTROL, do_load },
+	{ KEEPER_SPAWN, "SPAWN", CHAN_LOOP, do_spawn },
+	{ KEEPER_COMMIT, "COMMIT", CHAN_CONTROL, do_commit },
+};
+
+/* Finds req's entry, checks its permit and runs it. Returns what the
+ * handler does (0, or the channel must close). */
+static int
+dispatch(struct chan_srv *c, const struct ipc_msg *req)
+{
+	const struct keeper_dispatch *d = NULL;
+	uint8_t type = ipc_msg_type(req);
+	size_t i;
+
+	for (i = 0; i < sizeof(dispatch_table) / sizeof(dispatch_table[0]); i++)
+		if (dispatch_table[i].type == type)
+			d = &dispatch_table[i];
+	if (d == NULL)
+		return answer(c, type, VEP_ERR_INVALID);
+	if ((d->permit & c->kind) == 0) {
+		if (c->kind == CHAN_CONTROL)
+			log_warn(&c->k->log, "key process: %s refused on the control channel "
+			    "(permitted on the loops' channels only)", d->name);
+		else
+			log_warn(&c->k->log, "key process: %s refused on loop %zu's channel "
+			    "(permitted on the control channel only)", d->name, c->index);
+		return answer(c, type, VEP_ERR_ARG);
+	}
+	return d->fn(c, req);
+}
+
 static void *
 chan_thread(void *arg)
 {
@@ -325,13 +382,7 @@ chan_thread(void *arg)
 		/* No request passes a descriptor. */
 		if (fd >= 0)
 			close(fd);
-		switch (ipc_msg_type(req)) {
-		case KEEPER_SIGN: rc = do_sign(c, req); break;
-		case KEEPER_LOAD: rc = do_load(c, req); break;
-		case KEEPER_SPAWN: rc = do_spawn(c, req); break;
-		case KEEPER_COMMIT: rc = do_commit(c, req); break;
-		default: rc = answer(c, ipc_msg_type(req), VEP_ERR_INVALID); break;
-		}
+		rc = dispatch(c, req);
 		/* Wipes the signing input. */
 		ipc_msg_free(req);
 		if (rc != 0)
@@ -345,7 +396,7 @@ chan_thread(void *arg)
 }
 
 void
-keeper_run(const struct keeper_params *p, const int *socks, size_t nchan)
+keeper_run(const struct keeper_params *p, int control, const int *loops, size_t nloops)
 {
 	struct keeper_srv k;
 	struct chan_srv *c;
@@ -370,13 +421,17 @@ keeper_run(const struct keeper_params *p, const int *socks, size_t nchan)
 	}
 	memset(&k, 0, sizeof(k));
 	k.p = p;
+	log_init(&k.log, LOGL_WARN, stderr);
+	/* c[0] is the control channel, c[1 + i] loop i's. */
 	if ((k.helper_path = pam_client_default_helper_path()) == NULL ||
 	    pthread_rwlock_init(&k.lock, NULL) != 0 ||
-	    (c = calloc(nchan, sizeof(*c))) == NULL)
+	    (c = calloc(nloops + 1, sizeof(*c))) == NULL)
 		_exit(1);
-	for (i = 0; i < nchan; i++) {
+	for (i = 0; i < nloops + 1; i++) {
 		c[i].k = &k;
-		c[i].sock = socks[i];
+		c[i].sock = i == 0 ? control : loops[i - 1];
+		c[i].kind = i == 0 ? CHAN_CONTROL : CHAN_LOOP;
+		c[i].index = i == 0 ? 0 : i - 1;
 		if (pthread_create(&c[i].thread, NULL, chan_thread, &c[i]) != 0)
 			break;
 		started++;
@@ -386,5 +441,5 @@ keeper_run(const struct keeper_params *p, const int *socks, size_t nchan)
 	keyring_free(k.pending);
 	keyring_free(k.cur);
 	keyring_free(k.prev);
-	_exit(started == nchan ? 0 : 1);
+	_exit(started == nloops + 1 ? 0 : 1);
 }

@@ -28,18 +28,18 @@ struct keeper_chan {
 struct keeper {
 	pid_t pid;
 	int life;        /* read end of a pipe whose write end only the key process holds */
-	struct keeper_chan *chans;
-	size_t n;
+	struct keeper_chan *chans;   /* [0] the control channel, [1 + i] loop i's */
+	size_t nchan;                /* 1 + loops, once all are set up */
 };
 
 int
-keeper_start(const struct keeper_params *p, size_t nchan, struct keeper **out, char *err,
+keeper_start(const struct keeper_params *p, size_t nloops, struct keeper **out, char *err,
     size_t errlen)
 {
 	struct keeper *k;
 	int *theirs = NULL, sv[2], life[2] = { -1, -1 }, devnull;
 	pid_t parent = getpid();
-	size_t i;
+	size_t i, nchan = nloops + 1;
 	int rc = VEP_ERR_NOMEM;
 
 	*out = NULL;
@@ -51,7 +51,7 @@ keeper_start(const struct keeper_params *p, size_t nchan, struct keeper **out, c
 	k->life = -1;
 	for (i = 0; i < nchan; i++)
 		k->chans[i].sock = theirs[i] = -1;
-	k->n = nchan;
+	k->nchan = nchan;
 	rc = VEP_ERR_IO;
 	/* When the key process ends, for whatever reason, the kernel closes
 	 * its end and ours reads end of file: no polling, no pid reuse. */
@@ -87,7 +87,7 @@ keeper_start(const struct keeper_params *p, size_t nchan, struct keeper **out, c
 			dup2(devnull, STDOUT_FILENO);
 		}
 		prctl(PR_SET_NAME, "vep-keeper");
-		keeper_run(p, theirs, nchan);
+		keeper_run(p, theirs[0], theirs + 1, nloops);
 	}
 	for (i = 0; i < nchan; i++)
 		close(theirs[i]);
@@ -112,7 +112,13 @@ fail:
 struct keeper_chan *
 keeper_chan(struct keeper *k, size_t i)
 {
-	return k != NULL && i < k->n ? &k->chans[i] : NULL;
+	return k != NULL && i + 1 < k->nchan ? &k->chans[1 + i] : NULL;
+}
+
+struct keeper_chan *
+keeper_control(struct keeper *k)
+{
+	return k != NULL && k->nchan > 0 ? &k->chans[0] : NULL;
 }
 
 int
@@ -326,7 +332,7 @@ keeper_stop(struct keeper *k)
 
 	if (k == NULL)
 		return;
-	for (i = 0; k->chans != NULL && i < k->n; i++)
+	for (i = 0; k->chans != NULL && i < k->nchan; i++)
 		if (k->chans[i].sock >= 0)
 			close(k->chans[i].sock);
 	/* Its threads end on end of file, after ending their helpers. */

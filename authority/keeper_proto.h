@@ -18,6 +18,10 @@
  * refused instead of putting the channel out of step. The PAM channels
  * pass none, and one of them is a pipe.
  *
+ * Which channel may carry which request is the key process's table
+ * (keeper.c): LOAD and COMMIT on the control channel only, SIGN and SPAWN
+ * on the loops' channels only.
+ *
  * Must never carry a private key.
  */
 #ifndef AUTHORITY_KEEPER_PROTO_H
