@@ -309,12 +309,12 @@ load_domains(struct authority *a, struct domain_set **out, char *err, size_t err
 	int rc;
 
 	*out = NULL;
-	if ((rc = keeper_load(keeper_chan(a->keeper, 0), &bundle, err, errlen)) != 0)
+	if ((rc = keeper_load(keeper_control(a->keeper), &bundle, err, errlen)) != 0)
 		return rc;
 	rc = domain_set_from_bundle(bundle, a->make_cfg, a->make_cfg_arg, out, err, errlen);
 	json_decref(bundle);
 	if (rc != 0)
-		(void)keeper_commit(keeper_chan(a->keeper, 0), 0);
+		(void)keeper_commit(keeper_control(a->keeper), 0);
 	return rc;
 }
 
@@ -324,7 +324,7 @@ load_domains(struct authority *a, struct domain_set **out, char *err, size_t err
 static void
 settle_domains(struct authority *a, int taken)
 {
-	if (keeper_commit(keeper_chan(a->keeper, 0), taken) != 0)
+	if (keeper_commit(keeper_control(a->keeper), taken) != 0)
 		log_error(&a->log, "the key process did not take the %s load", taken ? "new" :
 		    "refused");
 }

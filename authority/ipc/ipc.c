@@ -30,6 +30,7 @@ struct ipc_field {
 
 struct ipc_msg {
 	struct ipc_buf frame;   /* header + body, as on the wire */
+	size_t max;             /* cap on the body, bytes */
 	size_t nfields;
 	struct ipc_field fields[IPC_MAX_FIELDS];
 };
@@ -51,7 +52,7 @@ static uint32_t get_be32(const uint8_t *p)
 /* Grows b so that it can hold need bytes in total. Copies into fresh memory
  * and wipes the old block instead of realloc(), which could leave a copy of
  * a password behind in freed memory. */
-static int buf_reserve(struct ipc_buf *b, size_t need)
+int ipc_buf_reserve(struct ipc_buf *b, size_t need)
 {
 	size_t cap;
 	uint8_t *p;
@@ -83,7 +84,7 @@ int ipc_buf_append(struct ipc_buf *b, const void *p, size_t n)
 		return VEP_OK;
 	if (b->len + n < b->len)
 		return VEP_ERR_NOMEM;
-	rc = buf_reserve(b, b->len + n);
+	rc = ipc_buf_reserve(b, b->len + n);
 	if (rc != VEP_OK)
 		return rc;
 	memcpy(b->data + b->len, p, n);
@@ -128,7 +129,7 @@ int ipc_buf_read_fd(struct ipc_buf *b, int fd, int *eof)
 	*eof = 0;
 	if (b->len >= want)
 		return VEP_OK;
-	rc = buf_reserve(b, want);
+	rc = ipc_buf_reserve(b, want);
 	if (rc != VEP_OK)
 		return rc;
 	do {
@@ -159,12 +160,18 @@ int ipc_buf_write_fd(struct ipc_buf *b, int fd)
 
 struct ipc_msg *ipc_msg_new(uint8_t type)
 {
+	return ipc_msg_new_max(type, IPC_FRAME_MAX_BYTES);
+}
+
+struct ipc_msg *ipc_msg_new_max(uint8_t type, size_t max)
+{
 	struct ipc_msg *m;
 	uint8_t hdr[IPC_HEADER_BYTES + 1] = { 0, 0, 0, 1, type };
 
 	m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return NULL;
+	m->max = max;
 	if (ipc_buf_append(&m->frame, hdr, sizeof(hdr)) != VEP_OK) {
 		free(m);
 		return NULL;
@@ -191,13 +198,13 @@ int ipc_msg_put(struct ipc_msg *m, uint8_t tag, const void *p, size_t n)
 	if (find_field(m, tag) != NULL || m->nfields >= IPC_MAX_FIELDS)
 		return VEP_ERR_INVALID;
 	body = m->frame.len - IPC_HEADER_BYTES;
-	if (n > IPC_FRAME_MAX_BYTES ||
-	    body + IPC_FIELD_HEADER_BYTES + n > IPC_FRAME_MAX_BYTES)
+	/* The length travels in two bytes. */
+	if (n > UINT16_MAX || n > m->max || body + IPC_FIELD_HEADER_BYTES + n > m->max)
 		return VEP_ERR_TOOBIG;
 	fh[0] = tag;
 	fh[1] = (uint8_t)(n >> 8);
 	fh[2] = (uint8_t)n;
-	rc = buf_reserve(&m->frame, m->frame.len + sizeof(fh) + n);
+	rc = ipc_buf_reserve(&m->frame, m->frame.len + sizeof(fh) + n);
 	if (rc != VEP_OK)
 		return rc;
 	(void)ipc_buf_append(&m->frame, fh, sizeof(fh));
@@ -332,6 +339,11 @@ static int parse_fields(struct ipc_msg *m)
 
 int ipc_take_msg(struct ipc_buf *in, struct ipc_msg **out)
 {
+	return ipc_take_msg_max(in, IPC_FRAME_MAX_BYTES, out);
+}
+
+int ipc_take_msg_max(struct ipc_buf *in, size_t max, struct ipc_msg **out)
+{
 	struct ipc_msg *m = NULL;
 	uint32_t body;
 	size_t total;
@@ -343,7 +355,7 @@ int ipc_take_msg(struct ipc_buf *in, struct ipc_msg **out)
 		goto out;
 	}
 	body = get_be32(in->data);
-	if (body > IPC_FRAME_MAX_BYTES) {
+	if (body > max) {
 		rc = VEP_ERR_TOOBIG;
 		goto out;
 	}
@@ -361,6 +373,7 @@ int ipc_take_msg(struct ipc_buf *in, struct ipc_msg **out)
 		rc = VEP_ERR_NOMEM;
 		goto out;
 	}
+	m->max = max;
 	rc = ipc_buf_append(&m->frame, in->data, total);
 	if (rc != VEP_OK)
 		goto out;

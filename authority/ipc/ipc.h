@@ -1,14 +1,23 @@
 /*
- * ipc/ipc.h - framed, typed messages over a byte stream (the socketpair between
- * the authority and vep-pam-helper, and the pipe from a PAM worker back to
- * the helper).
+ * ipc/ipc.h - framed, typed messages: the one framing of every private channel
+ * (the socketpair between the authority and vep-pam-helper, the pipe from a
+ * PAM worker back to the helper, and the key process's channels).
  *
  * Owns: the wire format, its size caps, and the byte buffers that carry it.
  * A frame is a 4-byte big-endian body length, then the body: one type byte,
  * then fields, each a tag byte, a 2-byte big-endian length and that many
- * bytes. A tag appears at most once per message. Bodies over
- * IPC_FRAME_MAX_BYTES are refused on both the sending and receiving side, so
- * a confused or hostile peer cannot make us allocate without bound.
+ * bytes. A tag appears at most once per message. Bodies over the channel's
+ * cap (IPC_FRAME_MAX_BYTES unless the channel names its own) are refused on
+ * both the sending and receiving side, so a confused or hostile peer cannot
+ * make us allocate without bound.
+ *
+ * Two carriers, one framing. The PAM channels are byte streams read by
+ * event loops (a pipe has no other kind), so frames are cut out of a
+ * buffer (ipc_take_msg). The key process's channels carry each frame whole
+ * in one SOCK_SEQPACKET packet (keyproc/proto.h), because they pass
+ * descriptors: in a packet the descriptor belongs to exactly the message
+ * it came with, and a short or oversized message is seen as such instead
+ * of putting the stream out of step.
  *
  * Must never: know about PAM or libevent, or link anything beyond libc (the
  * PAM helper links this file and must stay free of OpenSSL, libevent and
@@ -21,8 +30,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Largest frame body (type byte + fields) either side sends or accepts, in
- * bytes. Room for a 4096-byte password plus user, host and framing. */
+/* Largest frame body (type byte + fields) either side of the PAM channels
+ * sends or accepts, in bytes. Room for a 4096-byte password plus user, host
+ * and framing. */
 #define IPC_FRAME_MAX_BYTES 8192
 
 /* Most fields one message may carry. */
@@ -41,6 +51,10 @@ struct ipc_buf {
 
 /* One message, built for sending or parsed from a frame. Opaque. */
 struct ipc_msg;
+
+/* Makes room for need bytes in total (len included), keeping the
+ * contents. Returns 0 or VEP_ERR_NOMEM (b unchanged then). */
+int ipc_buf_reserve(struct ipc_buf *b, size_t need);
 
 /* Appends n bytes. Returns 0 or VEP_ERR_NOMEM (b unchanged then). */
 int ipc_buf_append(struct ipc_buf *b, const void *p, size_t n);
@@ -62,12 +76,16 @@ int ipc_buf_read_fd(struct ipc_buf *b, int fd, int *eof);
  * (EPIPE included: the peer is gone). */
 int ipc_buf_write_fd(struct ipc_buf *b, int fd);
 
-/* Starts a message of the given type. Returns a new message or NULL (no
- * memory). Release with ipc_msg_free. */
+/* Starts a message of the given type whose body may grow to
+ * IPC_FRAME_MAX_BYTES. Returns a new message or NULL (no memory). Release
+ * with ipc_msg_free. */
 struct ipc_msg *ipc_msg_new(uint8_t type);
+/* The same with the channel's own cap on the body, in bytes. */
+struct ipc_msg *ipc_msg_new_max(uint8_t type, size_t max);
 
-/* Adds field tag with n bytes. Returns 0, VEP_ERR_TOOBIG (the frame would
- * exceed IPC_FRAME_MAX_BYTES), VEP_ERR_INVALID (tag already present or
+/* Adds field tag with n bytes. Returns 0, VEP_ERR_TOOBIG (n over 65535, the
+ * most a field's length says, or the frame would exceed the message's
+ * cap), VEP_ERR_INVALID (tag already present or
  * IPC_MAX_FIELDS reached) or VEP_ERR_NOMEM. The bytes are copied. */
 int ipc_msg_put(struct ipc_msg *m, uint8_t tag, const void *p, size_t n);
 int ipc_msg_put_u32(struct ipc_msg *m, uint8_t tag, uint32_t v);
@@ -99,6 +117,9 @@ int ipc_msg_get_str(const struct ipc_msg *m, uint8_t tag, size_t max, char **out
  * VEP_ERR_TOOBIG / VEP_ERR_INVALID / VEP_ERR_NOMEM for a frame that cannot be
  * accepted: the stream is then out of sync and must be closed. */
 int ipc_take_msg(struct ipc_buf *in, struct ipc_msg **out);
+/* The same with the channel's own cap on the body (max bytes) instead of
+ * IPC_FRAME_MAX_BYTES. */
+int ipc_take_msg_max(struct ipc_buf *in, size_t max, struct ipc_msg **out);
 
 /* Wipes and frees a message. NULL-safe. */
 void ipc_msg_free(struct ipc_msg *m);

@@ -28,18 +28,18 @@ struct keeper_chan {
 struct keeper {
 	pid_t pid;
 	int life;        /* read end of a pipe whose write end only the key process holds */
-	struct keeper_chan *chans;
-	size_t n;
+	struct keeper_chan *chans;   /* [0] the control channel, [1 + i] loop i's */
+	size_t nchan;                /* 1 + loops, once all are set up */
 };
 
 int
-keeper_start(const struct keeper_params *p, size_t nchan, struct keeper **out, char *err,
+keeper_start(const struct keeper_params *p, size_t nloops, struct keeper **out, char *err,
     size_t errlen)
 {
 	struct keeper *k;
 	int *theirs = NULL, sv[2], life[2] = { -1, -1 }, devnull;
 	pid_t parent = getpid();
-	size_t i;
+	size_t i, nchan = nloops + 1;
 	int rc = VEP_ERR_NOMEM;
 
 	*out = NULL;
@@ -51,7 +51,7 @@ keeper_start(const struct keeper_params *p, size_t nchan, struct keeper **out, c
 	k->life = -1;
 	for (i = 0; i < nchan; i++)
 		k->chans[i].sock = theirs[i] = -1;
-	k->n = nchan;
+	k->nchan = nchan;
 	rc = VEP_ERR_IO;
 	/* When the key process ends, for whatever reason, the kernel closes
 	 * its end and ours reads end of file: no polling, no pid reuse. */
@@ -87,7 +87,7 @@ keeper_start(const struct keeper_params *p, size_t nchan, struct keeper **out, c
 			dup2(devnull, STDOUT_FILENO);
 		}
 		prctl(PR_SET_NAME, "vep-keeper");
-		keeper_run(p, theirs, nchan);
+		keeper_run(p, theirs[0], theirs + 1, nloops);
 	}
 	for (i = 0; i < nchan; i++)
 		close(theirs[i]);
@@ -112,7 +112,13 @@ fail:
 struct keeper_chan *
 keeper_chan(struct keeper *k, size_t i)
 {
-	return k != NULL && i < k->n ? &k->chans[i] : NULL;
+	return k != NULL && i + 1 < k->nchan ? &k->chans[1 + i] : NULL;
+}
+
+struct keeper_chan *
+keeper_control(struct keeper *k)
+{
+	return k != NULL && k->nchan > 0 ? &k->chans[0] : NULL;
 }
 
 int
@@ -133,28 +139,44 @@ keeper_life_fd(const struct keeper *k)
 	return k != NULL ? k->life : -1;
 }
 
-/* One request and its answer of the same type. */
+/* Sends req (freed) and waits for its answer (*ans, new), of the same
+ * type and with an RC field, read into *rc. A passed descriptor comes back
+ * in *fd (-1 when none). Anything else - no answer, a timeout, a malformed
+ * one - leaves the channel out of step: it is marked broken and VEP_ERR_IO
+ * or VEP_ERR_* returned. */
 static int
-ask(struct keeper_chan *c, uint32_t type, const void *body, size_t len, struct keeper_hdr *h,
-    void *ans, size_t cap, size_t *anslen, int *fd, int timeout_ms)
+ask(struct keeper_chan *c, struct ipc_msg *req, int timeout_ms, struct ipc_msg **ans,
+    int *rc, int *fd)
 {
-	struct keeper_hdr req = { type, 0 };
-	int rc;
+	uint32_t v = 0;
+	int e;
 
+	*ans = NULL;
+	*rc = 0;
 	*fd = -1;
-	if (c == NULL || c->broken)
-		return VEP_ERR_IO;
-	if ((rc = keeper_send(c->sock, &req, body, len, -1)) == 0)
-		rc = keeper_recv(c->sock, h, ans, cap, anslen, fd, timeout_ms);
-	if (rc == 0 && h->type != type)
-		rc = VEP_ERR_IO;
-	if (rc != 0) {
+	if (c == NULL || c->broken || req == NULL) {
+		e = req == NULL ? VEP_ERR_NOMEM : VEP_ERR_IO;
+		ipc_msg_free(req);
+		return e;
+	}
+	if ((e = keeper_send(c->sock, req, -1)) == 0)
+		e = keeper_recv(c->sock, ans, fd, timeout_ms);
+	if (e == 0 && (ipc_msg_type(*ans) != ipc_msg_type(req) ||
+	    ipc_msg_get_u32(*ans, KEEPER_TAG_RC, &v) != 0))
+		e = VEP_ERR_IO;
+	ipc_msg_free(req);
+	if (e != 0) {
 		c->broken = 1;
+		ipc_msg_free(*ans);
+		*ans = NULL;
 		if (*fd >= 0)
 			close(*fd);
 		*fd = -1;
+		return e;
 	}
-	return rc;
+	/* VEP_ERR_* travel as their two's complement. */
+	*rc = (int)(int32_t)v;
+	return VEP_OK;
 }
 
 int
@@ -162,10 +184,10 @@ keeper_sign(void *ctx, const vep_key *pub, const uint8_t *msg, size_t len, uint8
     size_t *siglen)
 {
 	const struct keeper_key *key = ctx;
-	struct keeper_hdr h;
-	uint8_t *req = NULL, ans[1024];
-	size_t anslen = 0;
-	int rc, fd;
+	struct ipc_msg *req, *ans = NULL;
+	const uint8_t *p;
+	size_t n;
+	int rc, arc, fd;
 
 	(void)pub;
 	*sig = NULL;
@@ -174,24 +196,27 @@ keeper_sign(void *ctx, const vep_key *pub, const uint8_t *msg, size_t len, uint8
 		return VEP_ERR_TOOBIG;
 	if (strlen(key->fingerprint) != 64)
 		return VEP_ERR_ARG;
-	if ((req = malloc(64 + len)) == NULL)
-		return VEP_ERR_NOMEM;
-	memcpy(req, key->fingerprint, 64);
-	memcpy(req + 64, msg, len);
-	rc = ask(key->chan, KEEPER_SIGN, req, 64 + len, &h, ans, sizeof(ans), &anslen, &fd,
-	    KEEPER_ANSWER_TIMEOUT_MS);
-	free(req);
+	if ((req = keeper_msg_new(KEEPER_SIGN)) != NULL &&
+	    (ipc_msg_put(req, KEEPER_TAG_FINGERPRINT, key->fingerprint, 64) != 0 ||
+	    ipc_msg_put(req, KEEPER_TAG_INPUT, msg, len) != 0)) {
+		ipc_msg_free(req);
+		req = NULL;
+	}
+	rc = ask(key->chan, req, KEEPER_ANSWER_TIMEOUT_MS, &ans, &arc, &fd);
 	if (fd >= 0)
 		close(fd);
-	if (rc != 0)
-		return rc;
-	if (h.rc != 0)
-		return h.rc;
-	if (anslen == 0 || (*sig = malloc(anslen)) == NULL)
-		return anslen == 0 ? VEP_ERR_IO : VEP_ERR_NOMEM;
-	memcpy(*sig, ans, anslen);
-	*siglen = anslen;
-	return VEP_OK;
+	if (rc == 0 && arc != 0)
+		rc = arc;
+	else if (rc == 0 && (ipc_msg_get(ans, KEEPER_TAG_SIGNATURE, &p, &n) != 0 || n == 0))
+		rc = VEP_ERR_IO;
+	else if (rc == 0 && (*sig = malloc(n)) == NULL)
+		rc = VEP_ERR_NOMEM;
+	else if (rc == 0) {
+		memcpy(*sig, p, n);
+		*siglen = n;
+	}
+	ipc_msg_free(ans);
+	return rc;
 }
 
 /* Reads the bundle's text from the memfd and parses it. */
@@ -230,62 +255,66 @@ read_bundle(int fd, json_t **bundle, char *err, size_t errlen)
 int
 keeper_load(struct keeper_chan *c, json_t **bundle, char *err, size_t errlen)
 {
-	struct keeper_hdr h;
-	char ans[2048];
-	size_t anslen = 0;
-	int rc, fd;
+	struct ipc_msg *ans = NULL;
+	char *reason = NULL;
+	int rc, arc, fd;
 
 	*bundle = NULL;
-	rc = ask(c, KEEPER_LOAD, NULL, 0, &h, ans, sizeof(ans) - 1, &anslen, &fd,
-	    KEEPER_LOAD_TIMEOUT_MS);
+	rc = ask(c, keeper_msg_new(KEEPER_LOAD), KEEPER_LOAD_TIMEOUT_MS, &ans, &arc, &fd);
 	if (rc != 0) {
 		snprintf(err, errlen, "the key process did not answer");
 		return rc;
 	}
-	if (h.rc != 0) {
-		ans[anslen] = '\0';
-		snprintf(err, errlen, "%s", anslen > 0 ? ans : vep_strerror(h.rc));
-		if (fd >= 0)
-			close(fd);
-		return h.rc;
-	}
-	if (fd < 0) {
+	if (arc != 0) {
+		(void)ipc_msg_get_str(ans, KEEPER_TAG_REASON, KEEPER_FRAME_MAX, &reason);
+		snprintf(err, errlen, "%s", reason != NULL && reason[0] != '\0' ? reason :
+		    vep_strerror(arc));
+		free(reason);
+		rc = arc;
+	} else if (fd < 0) {
 		snprintf(err, errlen, "the key process passed no keys on");
-		return VEP_ERR_IO;
-	}
-	rc = read_bundle(fd, bundle, err, errlen);
-	close(fd);
+		rc = VEP_ERR_IO;
+	} else
+		rc = read_bundle(fd, bundle, err, errlen);
+	if (fd >= 0)
+		close(fd);
+	ipc_msg_free(ans);
 	return rc;
 }
 
 int
 keeper_commit(struct keeper_chan *c, int taken)
 {
-	struct keeper_hdr h;
-	uint8_t flag = taken ? 1 : 0;
-	size_t anslen = 0;
-	int rc, fd;
+	struct ipc_msg *req, *ans = NULL;
+	int rc, arc, fd;
 
-	rc = ask(c, KEEPER_COMMIT, &flag, 1, &h, NULL, 0, &anslen, &fd, KEEPER_ANSWER_TIMEOUT_MS);
+	if ((req = keeper_msg_new(KEEPER_COMMIT)) != NULL &&
+	    ipc_msg_put_u32(req, KEEPER_TAG_TAKEN, taken ? 1 : 0) != 0) {
+		ipc_msg_free(req);
+		req = NULL;
+	}
+	rc = ask(c, req, KEEPER_ANSWER_TIMEOUT_MS, &ans, &arc, &fd);
 	if (fd >= 0)
 		close(fd);
-	return rc != 0 ? rc : h.rc;
+	ipc_msg_free(ans);
+	return rc != 0 ? rc : arc;
 }
 
 int
 keeper_spawn_helper(void *arg, int *fd, pid_t *pid)
 {
 	struct keeper_chan *c = arg;
-	struct keeper_hdr h;
-	int32_t pid32 = 0;
-	size_t anslen = 0;
-	int rc;
+	struct ipc_msg *ans = NULL;
+	uint32_t pid32 = 0;
+	int rc, arc;
 
 	*pid = 0;
-	rc = ask(c, KEEPER_SPAWN, NULL, 0, &h, &pid32, sizeof(pid32), &anslen, fd,
-	    KEEPER_ANSWER_TIMEOUT_MS);
-	if (rc == 0 && (h.rc != 0 || anslen != sizeof(pid32) || *fd < 0))
-		rc = h.rc != 0 ? h.rc : VEP_ERR_IO;
+	rc = ask(c, keeper_msg_new(KEEPER_SPAWN), KEEPER_ANSWER_TIMEOUT_MS, &ans, &arc, fd);
+	if (rc == 0 && arc != 0)
+		rc = arc;
+	else if (rc == 0 && (ipc_msg_get_u32(ans, KEEPER_TAG_PID, &pid32) != 0 || *fd < 0))
+		rc = VEP_ERR_IO;
+	ipc_msg_free(ans);
 	if (rc != 0) {
 		if (*fd >= 0)
 			close(*fd);
@@ -303,7 +332,7 @@ keeper_stop(struct keeper *k)
 
 	if (k == NULL)
 		return;
-	for (i = 0; k->chans != NULL && i < k->n; i++)
+	for (i = 0; k->chans != NULL && i < k->nchan; i++)
 		if (k->chans[i].sock >= 0)
 			close(k->chans[i].sock);
 	/* Its threads end on end of file, after ending their helpers. */

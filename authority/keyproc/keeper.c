@@ -1,8 +1,17 @@
 /*
  * keyproc/keeper.c - the key process's body (contract in keyproc/keeper.h): one thread per
- * channel answering SIGN, LOAD and SPAWN until the network process closes
- * it. Before any thread starts it gives up every capability but
- * KEEPER_CAPS.
+ * channel answering requests until the network process closes it. Before
+ * any thread starts it gives up every capability but KEEPER_CAPS.
+ *
+ * Requests are dispatched from a table (OpenSSH's monitor table is the
+ * model) naming, for each message type, its handler and the channels it is
+ * permitted on: LOAD and COMMIT only on the control channel, which the
+ * network process's main thread alone holds; SIGN and SPAWN only on a
+ * loop's channel. A request not permitted on the channel it came on is
+ * answered VEP_ERR_ARG with nothing done, and logged (warn): it can only
+ * come from a network process that is broken or taken over, and the
+ * refusal already leaves it nothing; keeping the channel open keeps the
+ * loop that owns it signing. Unknown types are answered VEP_ERR_INVALID.
  */
 #include "keyproc/keeper.h"
 
@@ -55,26 +64,57 @@
 struct keeper_srv {
 	const struct keeper_params *p;
 	char *helper_path;               /* owned */
+	struct log log;                  /* refused requests (stderr, warn) */
 	pthread_rwlock_t lock;           /* guards pending, cur and prev */
 	struct keyring *pending;         /* owned: loaded, not yet committed */
 	struct keyring *cur;             /* owned: the last committed load */
 	struct keyring *prev;            /* owned: the one before, still signing */
 };
 
+/* The kinds of channel, as permit bits. */
+#define CHAN_CONTROL 0x1u                /* the network process's main thread: load, commit */
+#define CHAN_LOOP 0x2u                   /* one per event loop: sign, spawn */
+
 struct chan_srv {
 	struct keeper_srv *k;
 	int sock;
+	unsigned kind;                   /* CHAN_CONTROL or CHAN_LOOP */
+	size_t index;                    /* the loop's index (CHAN_LOOP), for logs */
 	pid_t helper;                    /* this channel's helper, 0 when none */
 	pthread_t thread;
-	uint8_t body[KEEPER_BODY_MAX];
 };
 
-static int
-answer(int sock, uint32_t type, int rc, const void *body, size_t len, int fd)
+/* A new answer to a request of type, carrying rc; NULL when out of memory
+ * (the caller then sends nothing and the channel closes). */
+static struct ipc_msg *
+answer_new(uint8_t type, int rc)
 {
-	struct keeper_hdr h = { type, rc };
+	struct ipc_msg *m = keeper_msg_new(type);
 
-	return keeper_send(sock, &h, body, len, fd);
+	if (m != NULL && ipc_msg_put_u32(m, KEEPER_TAG_RC, (uint32_t)rc) != VEP_OK) {
+		ipc_msg_free(m);
+		m = NULL;
+	}
+	return m;
+}
+
+/* Sends (and frees) an answer, with fd when >= 0. Returns 0, or VEP_ERR_*
+ * when it could not be sent (m NULL included): the network process is then
+ * out of step with this channel, which closes. */
+static int
+answer_send(struct chan_srv *c, struct ipc_msg *m, int fd)
+{
+	int rc = m != NULL ? keeper_send(c->sock, m, fd) : VEP_ERR_NOMEM;
+
+	ipc_msg_free(m);
+	return rc;
+}
+
+/* An answer of rc alone. */
+static int
+answer(struct chan_srv *c, uint8_t type, int rc)
+{
+	return answer_send(c, answer_new(type, rc), -1);
 }
 
 /* 1 when msg is the signing input of an identity certificate this key may
@@ -113,19 +153,22 @@ input_ok(const vep_key *key, const char *domain, const uint8_t *msg, size_t len)
 	return ok;
 }
 
-static void
-do_sign(struct chan_srv *c, size_t len)
+static int
+do_sign(struct chan_srv *c, const struct ipc_msg *req)
 {
 	char fp[65];
 	const char *domain = NULL;
 	const vep_key *key;
+	const uint8_t *p, *in;
+	struct ipc_msg *ans;
 	uint8_t *sig = NULL;
-	size_t siglen = 0;
+	size_t n, len, siglen = 0;
 	int rc = VEP_ERR_INVALID;
 
-	if (len < 64)
+	if (ipc_msg_get(req, KEEPER_TAG_FINGERPRINT, &p, &n) != VEP_OK || n != 64 ||
+	    ipc_msg_get(req, KEEPER_TAG_INPUT, &in, &len) != VEP_OK)
 		goto out;
-	memcpy(fp, c->body, 64);
+	memcpy(fp, p, 64);
 	fp[64] = '\0';
 	pthread_rwlock_rdlock(&c->k->lock);
 	/* Pending too: loops take up a new set as soon as it is swapped in,
@@ -135,14 +178,20 @@ do_sign(struct chan_srv *c, size_t len)
 		key = keyring_find(c->k->prev, fp, &domain);
 	if (key == NULL)
 		rc = VEP_ERR_NOKEY;
-	else if (!input_ok(key, domain, c->body + 64, len - 64))
+	else if (!input_ok(key, domain, in, len))
 		rc = VEP_ERR_INVALID;
 	else
-		rc = vep_key_sign(key, c->body + 64, len - 64, &sig, &siglen);
+		rc = vep_key_sign(key, in, len, &sig, &siglen);
 	pthread_rwlock_unlock(&c->k->lock);
 out:
-	answer(c->sock, KEEPER_SIGN, rc, sig, rc == 0 ? siglen : 0, -1);
+	ans = answer_new(KEEPER_SIGN, rc);
+	if (ans != NULL && rc == 0 &&
+	    ipc_msg_put(ans, KEEPER_TAG_SIGNATURE, sig, siglen) != VEP_OK) {
+		ipc_msg_free(ans);
+		ans = answer_new(KEEPER_SIGN, VEP_ERR_NOMEM);
+	}
 	free(sig);
+	return answer_send(c, ans, -1);
 }
 
 /* The bundle's text in a memfd, or -1 with errno (EFBIG: over
@@ -178,14 +227,16 @@ bundle_fd(const json_t *bundle)
 	return fd;
 }
 
-static void
-do_load(struct chan_srv *c)
+static int
+do_load(struct chan_srv *c, const struct ipc_msg *req)
 {
 	struct keyring *kr = NULL, *old;
+	struct ipc_msg *ans;
 	json_t *bundle = NULL;
 	char err[1024];
 	int rc, fd = -1, switches;
 
+	(void)req;
 	rc = keyring_load(c->k->p->config_path, c->k->p->make_cfg, c->k->p->make_cfg_arg, &kr,
 	    &bundle, err, sizeof(err));
 	/* Sockets speak HTTP or HTTPS from the start on. */
@@ -206,32 +257,38 @@ do_load(struct chan_srv *c)
 	json_decref(bundle);
 	if (rc != 0) {
 		keyring_free(kr);
-		answer(c->sock, KEEPER_LOAD, rc, err, strlen(err), -1);
-		return;
+		ans = answer_new(KEEPER_LOAD, rc);
+		/* Without its reason the answer still says it failed. */
+		if (ans != NULL)
+			(void)ipc_msg_put_str(ans, KEEPER_TAG_REASON, err);
+		return answer_send(c, ans, -1);
 	}
 	pthread_rwlock_wrlock(&c->k->lock);
 	old = c->k->pending;
 	c->k->pending = kr;
 	pthread_rwlock_unlock(&c->k->lock);
 	keyring_free(old);
-	answer(c->sock, KEEPER_LOAD, 0, NULL, 0, fd);
+	rc = answer_send(c, answer_new(KEEPER_LOAD, 0), fd);
 	close(fd);
+	return rc;
 }
 
 /* The network process took the pending load up (cur becomes prev, which
  * loops still holding the old set sign with until they let go) or did
  * not (it is dropped). */
-static void
-do_commit(struct chan_srv *c, size_t len)
+static int
+do_commit(struct chan_srv *c, const struct ipc_msg *req)
 {
 	struct keyring *drop;
+	uint32_t taken = 0;
 	int rc = VEP_OK;
 
 	pthread_rwlock_wrlock(&c->k->lock);
-	if (c->k->pending == NULL || len != 1) {
+	if (c->k->pending == NULL || ipc_msg_get_u32(req, KEEPER_TAG_TAKEN, &taken) != VEP_OK ||
+	    taken > 1) {
 		drop = NULL;
 		rc = VEP_ERR_INVALID;
-	} else if (c->body[0] == 1) {
+	} else if (taken == 1) {
 		drop = c->k->prev;
 		c->k->prev = c->k->cur;
 		c->k->cur = c->k->pending;
@@ -242,16 +299,17 @@ do_commit(struct chan_srv *c, size_t len)
 		c->k->pending = NULL;
 	pthread_rwlock_unlock(&c->k->lock);
 	keyring_free(drop);
-	answer(c->sock, KEEPER_COMMIT, rc, NULL, 0, -1);
+	return answer(c, KEEPER_COMMIT, rc);
 }
 
-static void
-do_spawn(struct chan_srv *c)
+static int
+do_spawn(struct chan_srv *c, const struct ipc_msg *req)
 {
-	int32_t pid32;
+	struct ipc_msg *ans;
 	pid_t pid = 0;
 	int fd = -1, rc;
 
+	(void)req;
 	/* The network process asks again only after it saw the last one's
 	 * socket close or misbehave: it goes now. */
 	if (c->helper != 0)
@@ -260,33 +318,75 @@ do_spawn(struct chan_srv *c)
 	rc = pam_client_exec_helper(c->k->helper_path, c->k->p->helper_env, &fd, &pid);
 	if (rc == 0)
 		c->helper = pid;
-	pid32 = (int32_t)pid;
-	answer(c->sock, KEEPER_SPAWN, rc, &pid32, sizeof(pid32), fd);
+	ans = answer_new(KEEPER_SPAWN, rc);
+	if (ans != NULL && rc == 0 && ipc_msg_put_u32(ans, KEEPER_TAG_PID, (uint32_t)pid) != VEP_OK) {
+		ipc_msg_free(ans);
+		ans = NULL;
+	}
+	rc = answer_send(c, ans, fd);
 	if (fd >= 0)
 		close(fd);
+	return rc;
+}
+
+/* What each channel may ask. A handler answers (always, exactly once) and
+ * returns 0, or VEP_ERR_* when the answer could not be sent. */
+static const struct keeper_dispatch {
+	uint8_t type;                    /* enum keeper_msg */
+	const char *name;                /* for logs */
+	unsigned permit;                 /* CHAN_* it may arrive on */
+	int (*fn)(struct chan_srv *c, const struct ipc_msg *req);
+} dispatch_table[] = {
+	{ KEEPER_SIGN, "SIGN", CHAN_LOOP, do_sign },
+	{ KEEPER_LOAD, "LOAD", CHAN_CONTROL, do_load },
+	{ KEEPER_SPAWN, "SPAWN", CHAN_LOOP, do_spawn },
+	{ KEEPER_COMMIT, "COMMIT", CHAN_CONTROL, do_commit },
+};
+
+/* Finds req's entry, checks its permit and runs it. Returns what the
+ * handler does (0, or the channel must close). */
+static int
+dispatch(struct chan_srv *c, const struct ipc_msg *req)
+{
+	const struct keeper_dispatch *d = NULL;
+	uint8_t type = ipc_msg_type(req);
+	size_t i;
+
+	for (i = 0; i < sizeof(dispatch_table) / sizeof(dispatch_table[0]); i++)
+		if (dispatch_table[i].type == type)
+			d = &dispatch_table[i];
+	if (d == NULL)
+		return answer(c, type, VEP_ERR_INVALID);
+	if ((d->permit & c->kind) == 0) {
+		if (c->kind == CHAN_CONTROL)
+			log_warn(&c->k->log, "key process: %s refused on the control channel "
+			    "(permitted on the loops' channels only)", d->name);
+		else
+			log_warn(&c->k->log, "key process: %s refused on loop %zu's channel "
+			    "(permitted on the control channel only)", d->name, c->index);
+		return answer(c, type, VEP_ERR_ARG);
+	}
+	return d->fn(c, req);
 }
 
 static void *
 chan_thread(void *arg)
 {
 	struct chan_srv *c = arg;
-	struct keeper_hdr h;
-	size_t len;
-	int fd;
+	struct ipc_msg *req;
+	int fd, rc;
 
 	for (;;) {
-		if (keeper_recv(c->sock, &h, c->body, sizeof(c->body), &len, &fd, -1) != 0)
+		if (keeper_recv(c->sock, &req, &fd, -1) != 0)
 			break;
+		/* No request passes a descriptor. */
 		if (fd >= 0)
 			close(fd);
-		switch (h.type) {
-		case KEEPER_SIGN: do_sign(c, len); break;
-		case KEEPER_LOAD: do_load(c); break;
-		case KEEPER_SPAWN: do_spawn(c); break;
-		case KEEPER_COMMIT: do_commit(c, len); break;
-		default: answer(c->sock, h.type, VEP_ERR_INVALID, NULL, 0, -1); break;
-		}
-		vep_memzero(c->body, len);
+		rc = dispatch(c, req);
+		/* Wipes the signing input. */
+		ipc_msg_free(req);
+		if (rc != 0)
+			break;
 	}
 	close(c->sock);
 	/* Its socket in the network process is closed too: it ends itself. */
@@ -296,7 +396,7 @@ chan_thread(void *arg)
 }
 
 void
-keeper_run(const struct keeper_params *p, const int *socks, size_t nchan)
+keeper_run(const struct keeper_params *p, int control, const int *loops, size_t nloops)
 {
 	struct keeper_srv k;
 	struct chan_srv *c;
@@ -321,13 +421,17 @@ keeper_run(const struct keeper_params *p, const int *socks, size_t nchan)
 	}
 	memset(&k, 0, sizeof(k));
 	k.p = p;
+	log_init(&k.log, LOGL_WARN, stderr);
+	/* c[0] is the control channel, c[1 + i] loop i's. */
 	if ((k.helper_path = pam_client_default_helper_path()) == NULL ||
 	    pthread_rwlock_init(&k.lock, NULL) != 0 ||
-	    (c = calloc(nchan, sizeof(*c))) == NULL)
+	    (c = calloc(nloops + 1, sizeof(*c))) == NULL)
 		_exit(1);
-	for (i = 0; i < nchan; i++) {
+	for (i = 0; i < nloops + 1; i++) {
 		c[i].k = &k;
-		c[i].sock = socks[i];
+		c[i].sock = i == 0 ? control : loops[i - 1];
+		c[i].kind = i == 0 ? CHAN_CONTROL : CHAN_LOOP;
+		c[i].index = i == 0 ? 0 : i - 1;
 		if (pthread_create(&c[i].thread, NULL, chan_thread, &c[i]) != 0)
 			break;
 		started++;
@@ -337,5 +441,5 @@ keeper_run(const struct keeper_params *p, const int *socks, size_t nchan)
 	keyring_free(k.pending);
 	keyring_free(k.cur);
 	keyring_free(k.prev);
-	_exit(started == nchan ? 0 : 1);
+	_exit(started == nloops + 1 ? 0 : 1);
 }

@@ -19,7 +19,12 @@
  *   - starts the PAM helpers (which must run with the privileges PAM
  *     needs), replacing one when asked, and reaps them.
  * Each event loop has its own channel (keyproc/proto.h), answered by its own
- * thread in the key process, so loops sign in parallel as before. The key
+ * thread in the key process, so loops sign in parallel as before; loading
+ * and committing go over one more channel, the control channel, held by
+ * the network process's main thread. Each channel may ask only what its
+ * holder needs (keyproc/keeper.c's table): a loop's channel signs and spawns, the
+ * control channel loads and commits; anything else is refused (VEP_ERR_ARG)
+ * and logged. The key
  * process cannot be traced or dumped (PR_SET_DUMPABLE 0, RLIMIT_CORE 0,
  * inherited), ignores terminal signals and ends when the network process
  * closes its channels or dies (PR_SET_PDEATHSIG).
@@ -49,14 +54,19 @@ struct keeper_params {
 struct keeper;
 struct keeper_chan;
 
-/* Forks the key process with nchan channels (one per event loop). Call
- * before any thread starts. Returns 0 with *out, or VEP_ERR_* with a
- * reason in err. */
-int keeper_start(const struct keeper_params *p, size_t nchan, struct keeper **out,
+/* Forks the key process with the control channel and nloops loop
+ * channels (one per event loop). Call before any thread starts. Returns 0
+ * with *out, or VEP_ERR_* with a reason in err. */
+int keeper_start(const struct keeper_params *p, size_t nloops, struct keeper **out,
     char *err, size_t errlen);
 
-/* Channel i (borrowed; one thread at a time uses a channel). */
+/* Loop i's channel, for keeper_sign and keeper_spawn_helper (borrowed; one
+ * thread at a time uses a channel). */
 struct keeper_chan *keeper_chan(struct keeper *k, size_t i);
+
+/* The control channel, for keeper_load and keeper_commit (borrowed; one
+ * thread at a time). */
+struct keeper_chan *keeper_control(struct keeper *k);
 
 /* The key process's pid. */
 pid_t keeper_pid(const struct keeper *k);
@@ -85,14 +95,14 @@ struct keeper_key {
 int keeper_sign(void *ctx, const vep_key *pub, const uint8_t *msg, size_t len,
     uint8_t **sig, size_t *siglen);
 
-/* Asks for a (re)load: on success *bundle (new reference) is what
+/* Asks for a (re)load, on the control channel: on success *bundle (new reference) is what
  * domain_set_from_bundle builds from, and the key process signs with the
  * new keys as well as the ones in use. On failure the key process keeps
  * what it had, and err says why. A switch between HTTP and HTTPS is
  * refused. */
 int keeper_load(struct keeper_chan *c, json_t **bundle, char *err, size_t errlen);
 
-/* After a successful keeper_load: taken (1: the new keys are in use; the
+/* After a successful keeper_load, on the control channel: taken (1: the new keys are in use; the
  * ones in use before still sign until the next commit) or not (0: the
  * loaded keys are dropped). Returns 0 or VEP_ERR_*. */
 int keeper_commit(struct keeper_chan *c, int taken);
@@ -105,8 +115,10 @@ int keeper_spawn_helper(void *arg, int *fd, pid_t *pid);
 /* Closes the channels and waits for the key process to end. NULL-safe. */
 void keeper_stop(struct keeper *k);
 
-/* The key process's body (keyproc/keeper.c), run in the child: never returns. */
-void keeper_run(const struct keeper_params *p, const int *socks, size_t nchan)
+/* The key process's body (keyproc/keeper.c), run in the child, answering on the
+ * control channel's socket and nloops loop channels' sockets: never
+ * returns. */
+void keeper_run(const struct keeper_params *p, int control, const int *loops, size_t nloops)
     __attribute__((noreturn));
 
 #endif

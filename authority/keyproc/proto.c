@@ -1,5 +1,6 @@
 /*
- * keyproc/proto.c - framing of the key process's channel (keyproc/proto.h).
+ * keyproc/proto.c - the key process's channels carry ipc/ipc.h's frames, one per
+ * SOCK_SEQPACKET packet, with a descriptor alongside (keyproc/proto.h).
  */
 #include "keyproc/proto.h"
 
@@ -12,23 +13,32 @@
 
 #include "err.h"
 
-int
-keeper_send(int sock, const struct keeper_hdr *h, const void *body, size_t len, int fd)
+struct ipc_msg *
+keeper_msg_new(uint8_t type)
 {
-	struct iovec iov[2] = {
-		{ (void *)h, sizeof(*h) },
-		{ (void *)body, len },
-	};
+	return ipc_msg_new_max(type, KEEPER_FRAME_MAX);
+}
+
+int
+keeper_send(int sock, const struct ipc_msg *msg, int fd)
+{
+	struct ipc_buf frame = { 0 };
+	struct iovec iov;
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct msghdr m;
 	ssize_t n;
+	int rc;
 
+	if ((rc = ipc_msg_append_frame(msg, &frame)) != VEP_OK)
+		goto out;
+	iov.iov_base = frame.data;
+	iov.iov_len = frame.len;
 	memset(&m, 0, sizeof(m));
-	m.msg_iov = iov;
-	m.msg_iovlen = len > 0 ? 2 : 1;
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
 	if (fd >= 0) {
 		struct cmsghdr *c;
 
@@ -44,18 +54,21 @@ keeper_send(int sock, const struct keeper_hdr *h, const void *body, size_t len, 
 	do
 		n = sendmsg(sock, &m, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
-	return n == (ssize_t)(sizeof(*h) + len) ? VEP_OK : VEP_ERR_IO;
+	rc = n == (ssize_t)frame.len ? VEP_OK : VEP_ERR_IO;
+out:
+	/* A signing input or a reason: wiped like every frame. */
+	ipc_buf_clear(&frame);
+	return rc;
 }
 
 int
-keeper_recv(int sock, struct keeper_hdr *h, void *body, size_t cap, size_t *len, int *fd,
-    int timeout_ms)
+keeper_recv(int sock, struct ipc_msg **out, int *fd, int timeout_ms)
 {
+	/* A frame longer than this is cut short (MSG_TRUNC) and refused. */
+	const size_t want = IPC_HEADER_BYTES + KEEPER_FRAME_MAX;
 	struct pollfd p = { sock, POLLIN, 0 };
-	struct iovec iov[2] = {
-		{ h, sizeof(*h) },
-		{ body, cap },
-	};
+	struct ipc_buf in = { 0 };
+	struct iovec iov;
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
@@ -65,16 +78,22 @@ keeper_recv(int sock, struct keeper_hdr *h, void *body, size_t cap, size_t *len,
 	ssize_t n;
 	int rc;
 
-	*len = 0;
+	*out = NULL;
 	*fd = -1;
 	do
 		rc = poll(&p, 1, timeout_ms);
 	while (rc < 0 && errno == EINTR);
-	if (rc <= 0)
-		return VEP_ERR_IO;
+	if (rc <= 0) {
+		rc = VEP_ERR_IO;
+		goto out;
+	}
+	if ((rc = ipc_buf_reserve(&in, want)) != VEP_OK)
+		goto out;
+	iov.iov_base = in.data;
+	iov.iov_len = want;
 	memset(&m, 0, sizeof(m));
-	m.msg_iov = iov;
-	m.msg_iovlen = 2;
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
 	m.msg_control = u.buf;
 	m.msg_controllen = sizeof(u.buf);
 	do
@@ -84,12 +103,28 @@ keeper_recv(int sock, struct keeper_hdr *h, void *body, size_t cap, size_t *len,
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
 		    c->cmsg_len == CMSG_LEN(sizeof(int)))
 			memcpy(fd, CMSG_DATA(c), sizeof(int));
-	if (n < (ssize_t)sizeof(*h) || (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) {
+	if (n <= 0) {
+		rc = VEP_ERR_IO;
+		goto out;
+	}
+	if ((m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) {
+		rc = VEP_ERR_TOOBIG;
+		goto out;
+	}
+	in.len = (size_t)n;
+	/* Exactly one whole frame: a packet that holds less (*out NULL) or
+	 * more is not one of ours. */
+	rc = ipc_take_msg_max(&in, KEEPER_FRAME_MAX, out);
+	if (rc == VEP_OK && (*out == NULL || in.len != 0))
+		rc = VEP_ERR_INVALID;
+out:
+	if (rc != VEP_OK) {
+		ipc_msg_free(*out);
+		*out = NULL;
 		if (*fd >= 0)
 			close(*fd);
 		*fd = -1;
-		return n > 0 ? VEP_ERR_TOOBIG : VEP_ERR_IO;
 	}
-	*len = (size_t)n - sizeof(*h);
-	return VEP_OK;
+	ipc_buf_clear(&in);
+	return rc;
 }

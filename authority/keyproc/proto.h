@@ -1,14 +1,26 @@
 /*
  * keyproc/proto.h - the wire between the network process and the key
- * process (keyproc/keeper.h): one request and one answer at a time per channel, each
- * one SOCK_SEQPACKET message (a header, then a body), with at most one
- * descriptor passed alongside (SCM_RIGHTS).
+ * process (keyproc/keeper.h): ipc/ipc.h's frames, the framing of every private
+ * channel, each carried whole in one SOCK_SEQPACKET packet with at most one
+ * descriptor passed alongside (SCM_RIGHTS). One request and one answer at
+ * a time per channel; an answer has its request's type and an RC field.
  *
- *   SIGN   body: fingerprint (64 hex) + signing input -> rc, signature
- *   LOAD   body: empty -> rc, a memfd holding the bundle text (keyproc/keyring.h),
- *          or on failure the reason as text
- *   COMMIT body: 1 (the last LOAD is in use) or 0 (it was not taken up) -> rc
- *   SPAWN  body: empty -> rc, the helper's pid (int32) and its socket
+ *   SIGN    FINGERPRINT (64 hex), INPUT -> RC, SIGNATURE
+ *   LOAD    (no field) -> RC, a memfd holding the bundle text (keyproc/keyring.h),
+ *           or on failure REASON
+ *   COMMIT  TAKEN (u32 1: the last LOAD is in use, 0: it was not taken
+ *           up) -> RC
+ *   SPAWN   (no field) -> RC, PID (u32) and the helper's socket
+ *
+ * Why packets here when the PAM helper's channels are byte streams: these
+ * pass descriptors, and a packet binds its descriptor to exactly one
+ * message; a short or oversized message is seen whole (MSG_TRUNC) and
+ * refused instead of putting the channel out of step. The PAM channels
+ * pass none, and one of them is a pipe.
+ *
+ * Which channel may carry which request is the key process's table
+ * (keyproc/keeper.c): LOAD and COMMIT on the control channel only, SIGN and SPAWN
+ * on the loops' channels only.
  *
  * Must never carry a private key.
  */
@@ -19,8 +31,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ipc/ipc.h"
 #include "jws.h"
 
+/* Message types. */
 enum keeper_msg {
 	KEEPER_SIGN = 1,
 	KEEPER_LOAD = 2,
@@ -28,14 +42,23 @@ enum keeper_msg {
 	KEEPER_COMMIT = 4,
 };
 
-struct keeper_hdr {
-	uint32_t type;   /* enum keeper_msg */
-	int32_t rc;      /* answers: 0 or VEP_ERR_* */
+/* Field tags. */
+enum keeper_tag {
+	KEEPER_TAG_RC = 1,           /* u32: answers, 0 or VEP_ERR_* (two's complement) */
+	KEEPER_TAG_FINGERPRINT = 2,  /* 64 hex: vep_key_fingerprint of the key to sign with */
+	KEEPER_TAG_INPUT = 3,        /* bytes: the signing input */
+	KEEPER_TAG_SIGNATURE = 4,    /* bytes */
+	KEEPER_TAG_REASON = 5,       /* text: why a LOAD failed */
+	KEEPER_TAG_TAKEN = 6,        /* u32: 1 or 0 */
+	KEEPER_TAG_PID = 7,          /* u32: the helper's pid */
 };
 
-/* Largest message body: a certificate's signing input and its key's
- * fingerprint, with room to spare. */
+/* Largest signing input plus its key's fingerprint: a certificate's
+ * signing input, with room to spare. */
 #define KEEPER_BODY_MAX (VEP_JWS_MAX_BYTES + 1024)
+/* Largest frame body on these channels, in bytes: a SIGN request (type
+ * byte, two field headers and KEEPER_BODY_MAX), the largest message. */
+#define KEEPER_FRAME_MAX (KEEPER_BODY_MAX + 64)
 /* Largest bundle accepted from a memfd (alias tables are up to 16 MiB). */
 #define KEEPER_BUNDLE_MAX (256L * 1024 * 1024)
 /* How long the network process waits for an answer (a signature, a helper,
@@ -43,13 +66,19 @@ struct keeper_hdr {
 #define KEEPER_ANSWER_TIMEOUT_MS 10000
 #define KEEPER_LOAD_TIMEOUT_MS 120000
 
-/* Sends one message, passing fd when fd >= 0. Returns 0 or VEP_ERR_IO. */
-int keeper_send(int sock, const struct keeper_hdr *h, const void *body, size_t len, int fd);
+/* A new message of type for these channels (body cap KEEPER_FRAME_MAX),
+ * or NULL (no memory). */
+struct ipc_msg *keeper_msg_new(uint8_t type);
 
-/* Receives one message into body (cap bytes); *len its length, *fd a passed
- * descriptor or -1 (close it). timeout_ms < 0 waits for ever. Returns 0,
- * VEP_ERR_IO (error, end of file, timeout) or VEP_ERR_TOOBIG. */
-int keeper_recv(int sock, struct keeper_hdr *h, void *body, size_t cap, size_t *len, int *fd,
-    int timeout_ms);
+/* Sends m as one packet, passing fd when fd >= 0. Returns 0 or
+ * VEP_ERR_IO (VEP_ERR_NOMEM when m cannot be laid out). */
+int keeper_send(int sock, const struct ipc_msg *m, int fd);
+
+/* Receives one packet: 0 with *out (new, ipc_msg_free) and *fd a passed
+ * descriptor or -1 (close it). timeout_ms < 0 waits for ever. Returns
+ * VEP_ERR_IO (error, end of file, timeout), VEP_ERR_TOOBIG (over
+ * KEEPER_FRAME_MAX), VEP_ERR_INVALID (not exactly one well-formed frame) or
+ * VEP_ERR_NOMEM, with *out NULL and *fd -1. */
+int keeper_recv(int sock, struct ipc_msg **out, int *fd, int timeout_ms);
 
 #endif

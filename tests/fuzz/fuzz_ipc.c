@@ -1,6 +1,7 @@
 /*
- * fuzz_ipc.c - the framing between the authority and its PAM helper
- * (ipc_take_msg and the field getters), as either side reads it.
+ * fuzz_ipc.c - the framing of the private channels (ipc_take_msg and the
+ * field getters), as either side reads it: with the PAM helper's cap, and
+ * with the key process's (KEEPER_FRAME_MAX, ipc_take_msg_max).
  *
  * Invariants: the buffer only ever shrinks by whole frames; a message taken
  * re-serialises to exactly the bytes it was taken from; getters never read
@@ -11,6 +12,7 @@
 
 #include "fuzz.h"
 #include "ipc/ipc.h"
+#include "keyproc/proto.h"
 
 static void probe_fields(const struct ipc_msg *m)
 {
@@ -32,18 +34,24 @@ static void probe_fields(const struct ipc_msg *m)
 	}
 }
 
-int fuzz_main(const uint8_t *data, size_t len)
+/* Takes frames of at most max bytes off data until one fails. */
+static void take_all(const uint8_t *data, size_t len, size_t max)
 {
 	struct ipc_buf in = { 0 };
 	struct ipc_msg *m = NULL;
+	int rc;
 
 	if (ipc_buf_append(&in, data, len) != 0)
-		return 0;
+		return;
 	for (;;) {
 		size_t before = in.len;
 		struct ipc_buf again = { 0 };
 
-		if (ipc_take_msg(&in, &m) != 0 || m == NULL)
+		if (max == IPC_FRAME_MAX_BYTES)
+			rc = ipc_take_msg(&in, &m);
+		else
+			rc = ipc_take_msg_max(&in, max, &m);
+		if (rc != 0 || m == NULL)
 			break;
 		FUZZ_CHECK(in.len < before);
 		probe_fields(m);
@@ -55,5 +63,11 @@ int fuzz_main(const uint8_t *data, size_t len)
 		m = NULL;
 	}
 	ipc_buf_clear(&in);
+}
+
+int fuzz_main(const uint8_t *data, size_t len)
+{
+	take_all(data, len, IPC_FRAME_MAX_BYTES);
+	take_all(data, len, KEEPER_FRAME_MAX);
 	return 0;
 }

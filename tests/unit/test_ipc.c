@@ -1,7 +1,7 @@
 /*
  * test_ipc.c - the framing of authority/ipc/ipc.c: round trips, partial and
- * back-to-back frames, every size cap on both sides, malformed frames, and
- * that consumed bytes are wiped.
+ * back-to-back frames, every size cap on both sides (the PAM channels' and
+ * a channel's own), malformed frames, and that consumed bytes are wiped.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -115,6 +115,39 @@ static void test_send_caps(void)
 	for (i = 2; i <= IPC_MAX_FIELDS; i++)
 		ASSERT_EQ(ipc_msg_put_u32(m, (uint8_t)i, 0), 0);
 	ASSERT_EQ(ipc_msg_put_u32(m, 100, 0), VEP_ERR_INVALID);  /* one too many */
+	ipc_msg_free(m);
+	free(big);
+}
+
+/* A channel's own cap (the key process's is larger than the PAM
+ * channels'): kept when sending and receiving; a field stays under 64 KiB
+ * whatever the cap. */
+static void test_own_cap(void)
+{
+	const size_t cap = 3 * IPC_FRAME_MAX_BYTES;
+	struct ipc_buf b = { 0 };
+	struct ipc_msg *m = ipc_msg_new_max(1, cap), *got = NULL;
+	uint8_t *big = calloc(1, 70000);
+
+	ASSERT_TRUE(m != NULL && big != NULL);
+	ASSERT_EQ(ipc_msg_put(m, 1, big, cap - 3), VEP_ERR_TOOBIG);
+	ASSERT_EQ(ipc_msg_put(m, 1, big, cap - 4), 0);
+	ASSERT_EQ(ipc_msg_append_frame(m, &b), 0);
+	ipc_msg_free(m);
+	/* Over the PAM channels' cap, within its own. */
+	ASSERT_EQ(ipc_take_msg(&b, &got), VEP_ERR_TOOBIG);
+	ASSERT_EQ(ipc_take_msg_max(&b, cap - 1, &got), VEP_ERR_TOOBIG);
+	ASSERT_TRUE(got == NULL);
+	ASSERT_EQ(ipc_take_msg_max(&b, cap, &got), 0);
+	ASSERT_TRUE(got != NULL && ipc_msg_type(got) == 1);
+	ASSERT_EQ(b.len, 0);
+	ipc_msg_free(got);
+	ipc_buf_clear(&b);
+
+	m = ipc_msg_new_max(1, 100000);
+	ASSERT_TRUE(m != NULL);
+	ASSERT_EQ(ipc_msg_put(m, 1, big, 65536), VEP_ERR_TOOBIG);
+	ASSERT_EQ(ipc_msg_put(m, 1, big, 65535), 0);
 	ipc_msg_free(m);
 	free(big);
 }
@@ -252,6 +285,7 @@ int main(void)
 	RUN(test_round_trip);
 	RUN(test_partial_and_back_to_back);
 	RUN(test_send_caps);
+	RUN(test_own_cap);
 	RUN(test_receive_caps_and_malformed);
 	RUN(test_consume_wipes);
 	RUN(test_fd_io);

@@ -9,16 +9,23 @@
  * new key and the one before sign (a loop may still hold the old set), and
  * a load the network process did not take up is dropped; and
  * when the process is killed, its life pipe says so and the channel reports the
- * failure instead of hanging. Also privdrop_keep_caps, which the key process
+ * failure instead of hanging. Each channel asks only what its holder needs:
+ * LOAD and COMMIT on a loop's channel, SIGN and SPAWN on the control
+ * channel are refused with nothing done, and logged, while the same
+ * requests on their own channels work. The channels' framing: one ipc
+ * frame per packet, a descriptor alongside, nothing over KEEPER_FRAME_MAX,
+ * nothing but exactly one frame. Also privdrop_keep_caps, which the key process
  * starts with: as root, exactly the kept capabilities are left (effective,
  * permitted, bounding; none inheritable or ambient) with no-new-privileges,
  * and a second call changes nothing; without root nothing is done.
  */
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -119,15 +126,15 @@ test_keeper(void)
 	c = keeper_chan(k, 1);
 	ASSERT_TRUE(keeper_chan_ok(c));
 
-	ASSERT_EQ(keeper_load(c, &bundle, err, sizeof(err)), VEP_OK);
+	ASSERT_EQ(keeper_load(keeper_control(k), &bundle, err, sizeof(err)), VEP_OK);
 	text = json_dumps(bundle, JSON_COMPACT);
 	ASSERT_TRUE(text != NULL && strstr(text, "\"d\"") == NULL && strstr(text, "PRIVATE") == NULL);
 	free(text);
 	pub = bundle_current(bundle);
 	ASSERT_TRUE(pub != NULL && !vep_key_has_private(pub));
 	json_decref(bundle);
-	ASSERT_EQ(keeper_commit(c, 1), VEP_OK);
-	ASSERT_EQ(keeper_commit(c, 1), VEP_ERR_INVALID);   /* nothing pending */
+	ASSERT_EQ(keeper_commit(keeper_control(k), 1), VEP_OK);
+	ASSERT_EQ(keeper_commit(keeper_control(k), 1), VEP_ERR_INVALID);   /* nothing pending */
 
 	/* A certificate of its domain: signed, and it verifies. */
 	ASSERT_EQ(sign_cert(c, pub, "example.test", "alice@example.test", 600000, user, &cert), 0);
@@ -175,29 +182,30 @@ test_keeper(void)
 		fputs("not a key\n", f);
 		fclose(f);
 	}
-	ASSERT_TRUE(keeper_load(c, &bundle, err, sizeof(err)) != VEP_OK && bundle == NULL);
+	ASSERT_TRUE(keeper_load(keeper_control(k), &bundle, err, sizeof(err)) != VEP_OK &&
+	    bundle == NULL);
 	ASSERT_TRUE(strstr(err, "key_dir") != NULL);
 	ASSERT_EQ(signs(c, pub, user), 0);
 
 	/* A rotation: the new key signs, and so does the previous one. */
 	unlink(keys);
 	ASSERT_EQ(vep_keydir_ensure(dir, NULL), VEP_OK);
-	ASSERT_EQ(keeper_load(keeper_chan(k, 0), &bundle, err, sizeof(err)), VEP_OK);
+	ASSERT_EQ(keeper_load(keeper_control(k), &bundle, err, sizeof(err)), VEP_OK);
 	pub2 = bundle_current(bundle);
 	json_decref(bundle);
 	ASSERT_TRUE(pub2 != NULL && !vep_key_public_equal(pub, pub2));
 	ASSERT_EQ(signs(c, pub2, user), 0);
 	ASSERT_EQ(signs(c, pub, user), 0);
-	ASSERT_EQ(keeper_commit(keeper_chan(k, 0), 1), VEP_OK);
+	ASSERT_EQ(keeper_commit(keeper_control(k), 1), VEP_OK);
 	ASSERT_EQ(signs(c, pub, user), 0);
 
 	/* Another rotation, not taken up: its key never signs, the last does. */
 	unlink(keys);
 	ASSERT_EQ(vep_keydir_ensure(dir, NULL), VEP_OK);
-	ASSERT_EQ(keeper_load(keeper_chan(k, 0), &bundle, err, sizeof(err)), VEP_OK);
+	ASSERT_EQ(keeper_load(keeper_control(k), &bundle, err, sizeof(err)), VEP_OK);
 	pub3 = bundle_current(bundle);
 	json_decref(bundle);
-	ASSERT_EQ(keeper_commit(keeper_chan(k, 0), 0), VEP_OK);
+	ASSERT_EQ(keeper_commit(keeper_control(k), 0), VEP_OK);
 	ASSERT_EQ(signs(c, pub3, user), VEP_ERR_NOKEY);
 	ASSERT_EQ(signs(c, pub2, user), 0);
 
@@ -214,6 +222,153 @@ test_keeper(void)
 	vep_key_free(pub3);
 	vep_key_free(user);
 	vep_key_free(other);
+}
+
+/* Each channel asks only what its holder needs; a refusal does nothing,
+ * is logged, and leaves the channel working. */
+static void
+test_permits(void)
+{
+	struct keeper_params kp = { conf, make_cfg, NULL, NULL };
+	struct keeper *k = NULL;
+	struct keeper_chan *ctl, *lp;
+	json_t *bundle = NULL;
+	vep_key *pub = NULL, *user = NULL;
+	char err[1024], logpath[160], logtext[4096];
+	ssize_t n;
+	pid_t pid = 0;
+	int saved, lf, fd = -1;
+
+	ASSERT_EQ(vep_key_generate_rsa(2048, &user), VEP_OK);
+	/* The key process logs on the stderr it starts with: a file here. */
+	snprintf(logpath, sizeof(logpath), "%s/keeper.log", dir);
+	lf = open(logpath, O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC, 0600);
+	saved = dup(STDERR_FILENO);
+	ASSERT_TRUE(lf >= 0 && saved >= 0);
+	fflush(stderr);
+	ASSERT_EQ(dup2(lf, STDERR_FILENO), STDERR_FILENO);
+	ASSERT_EQ(keeper_start(&kp, 2, &k, err, sizeof(err)), VEP_OK);
+	ASSERT_EQ(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+	close(saved);
+	ctl = keeper_control(k);
+	lp = keeper_chan(k, 1);
+	ASSERT_TRUE(ctl != NULL && lp != NULL && ctl != lp && keeper_chan(k, 2) == NULL);
+
+	/* LOAD on a loop's channel: refused, nothing loaded (a commit finds
+	 * nothing pending), the channel still answers. */
+	ASSERT_EQ(keeper_load(lp, &bundle, err, sizeof(err)), VEP_ERR_ARG);
+	ASSERT_TRUE(bundle == NULL);
+	ASSERT_TRUE(keeper_chan_ok(lp));
+	ASSERT_EQ(keeper_commit(ctl, 1), VEP_ERR_INVALID);
+	/* On the control channel: loaded. */
+	ASSERT_EQ(keeper_load(ctl, &bundle, err, sizeof(err)), VEP_OK);
+	pub = bundle_current(bundle);
+	json_decref(bundle);
+	ASSERT_TRUE(pub != NULL);
+	/* COMMIT on a loop's channel, either way: refused, the load stays
+	 * pending; on the control channel it is taken up. */
+	ASSERT_EQ(keeper_commit(lp, 1), VEP_ERR_ARG);
+	ASSERT_EQ(keeper_commit(lp, 0), VEP_ERR_ARG);
+	ASSERT_TRUE(keeper_chan_ok(lp));
+	ASSERT_EQ(keeper_commit(ctl, 1), VEP_OK);
+	ASSERT_EQ(keeper_commit(ctl, 1), VEP_ERR_INVALID);
+	/* SIGN and SPAWN on the control channel: refused; SIGN on the loop's
+	 * channel signs with the committed key. */
+	ASSERT_EQ(signs(ctl, pub, user), VEP_ERR_ARG);
+	ASSERT_EQ(keeper_spawn_helper(ctl, &fd, &pid), VEP_ERR_ARG);
+	ASSERT_TRUE(fd == -1 && pid == 0);
+	ASSERT_TRUE(keeper_chan_ok(ctl));
+	ASSERT_EQ(signs(lp, pub, user), 0);
+
+	/* Each refusal was logged (before it was answered). */
+	n = pread(lf, logtext, sizeof(logtext) - 1, 0);
+	ASSERT_TRUE(n > 0);
+	logtext[n > 0 ? n : 0] = '\0';
+	ASSERT_TRUE(strstr(logtext, "LOAD refused on loop 1's channel") != NULL);
+	ASSERT_TRUE(strstr(logtext, "COMMIT refused on loop 1's channel") != NULL);
+	ASSERT_TRUE(strstr(logtext, "SIGN refused on the control channel") != NULL);
+	ASSERT_TRUE(strstr(logtext, "SPAWN refused on the control channel") != NULL);
+	close(lf);
+	unlink(logpath);
+	keeper_stop(k);
+	vep_key_free(pub);
+	vep_key_free(user);
+}
+
+/* The channels' framing (keyproc/proto.h) over a bare socket pair. */
+static void
+test_proto(void)
+{
+	struct ipc_msg *m, *got = NULL;
+	uint8_t *big;
+	const uint8_t *p;
+	size_t n;
+	uint32_t v = 0;
+	int sv[2], fd = -1, pipefd[2];
+
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	ASSERT_EQ(pipe(pipefd), 0);
+	big = calloc(1, IPC_HEADER_BYTES + KEEPER_FRAME_MAX + 1);
+	ASSERT_TRUE(big != NULL);
+
+	/* A message and a descriptor, together. */
+	m = keeper_msg_new(KEEPER_SPAWN);
+	ASSERT_TRUE(m != NULL);
+	ASSERT_EQ(ipc_msg_put_u32(m, KEEPER_TAG_PID, 1234), VEP_OK);
+	ASSERT_EQ(keeper_send(sv[0], m, pipefd[1]), VEP_OK);
+	ipc_msg_free(m);
+	ASSERT_EQ(keeper_recv(sv[1], &got, &fd, 1000), VEP_OK);
+	ASSERT_TRUE(got != NULL && ipc_msg_type(got) == KEEPER_SPAWN && fd >= 0);
+	ASSERT_EQ(ipc_msg_get_u32(got, KEEPER_TAG_PID, &v), VEP_OK);
+	ASSERT_EQ(v, 1234);
+	ASSERT_EQ(write(fd, "x", 1), 1);
+	close(fd);
+	ipc_msg_free(got);
+	got = NULL;
+
+	/* The largest SIGN request fits; one byte more does not. */
+	m = keeper_msg_new(KEEPER_SIGN);
+	ASSERT_TRUE(m != NULL);
+	ASSERT_EQ(ipc_msg_put(m, KEEPER_TAG_FINGERPRINT, big, 64), VEP_OK);
+	ASSERT_EQ(ipc_msg_put(m, KEEPER_TAG_INPUT, big, KEEPER_BODY_MAX - 64), VEP_OK);
+	ASSERT_EQ(keeper_send(sv[0], m, -1), VEP_OK);
+	ipc_msg_free(m);
+	ASSERT_EQ(keeper_recv(sv[1], &got, &fd, 1000), VEP_OK);
+	ASSERT_TRUE(ipc_msg_get(got, KEEPER_TAG_INPUT, &p, &n) == VEP_OK &&
+	    n == KEEPER_BODY_MAX - 64);
+	ipc_msg_free(got);
+	got = NULL;
+	m = keeper_msg_new(KEEPER_SIGN);
+	ASSERT_TRUE(m != NULL);
+	ASSERT_EQ(ipc_msg_put(m, KEEPER_TAG_INPUT, big, KEEPER_FRAME_MAX), VEP_ERR_TOOBIG);
+	ipc_msg_free(m);
+
+	/* Over the cap on the wire: refused. */
+	big[0] = (uint8_t)((KEEPER_FRAME_MAX + 1) >> 24);
+	big[1] = (uint8_t)((KEEPER_FRAME_MAX + 1) >> 16);
+	big[2] = (uint8_t)((KEEPER_FRAME_MAX + 1) >> 8);
+	big[3] = (uint8_t)(KEEPER_FRAME_MAX + 1);
+	big[4] = KEEPER_SIGN;
+	ASSERT_EQ(send(sv[0], big, IPC_HEADER_BYTES + KEEPER_FRAME_MAX + 1, 0),
+	    IPC_HEADER_BYTES + KEEPER_FRAME_MAX + 1);
+	ASSERT_EQ(keeper_recv(sv[1], &got, &fd, 1000), VEP_ERR_TOOBIG);
+	ASSERT_TRUE(got == NULL && fd == -1);
+	/* Not exactly one frame: half of one, two, a length that lies. */
+	ASSERT_EQ(send(sv[0], "\0\0\0\1", 4, 0), 4);
+	ASSERT_EQ(keeper_recv(sv[1], &got, &fd, 1000), VEP_ERR_INVALID);
+	ASSERT_EQ(send(sv[0], "\0\0\0\1\2\0\0\0\1\2", 10, 0), 10);
+	ASSERT_EQ(keeper_recv(sv[1], &got, &fd, 1000), VEP_ERR_INVALID);
+	ASSERT_EQ(send(sv[0], "\0\0\0\2\2", 5, 0), 5);
+	ASSERT_EQ(keeper_recv(sv[1], &got, &fd, 1000), VEP_ERR_INVALID);
+	ASSERT_TRUE(got == NULL);
+	/* Nothing within the timeout; the peer gone. */
+	ASSERT_EQ(keeper_recv(sv[1], &got, &fd, 10), VEP_ERR_IO);
+	close(sv[0]);
+	ASSERT_EQ(keeper_recv(sv[1], &got, &fd, 1000), VEP_ERR_IO);
+	close(sv[1]);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	free(big);
 }
 
 /* Field key of /proc/self/status read as hexadecimal (the Cap* sets; also
@@ -302,6 +457,8 @@ int main(void)
 	fprintf(f, "state_dir = %s/state\n[domain example.test]\nkey_dir = %s\n", dir, dir);
 	fclose(f);
 	RUN(test_keeper);
+	RUN(test_permits);
+	RUN(test_proto);
 	RUN(test_keep_caps);
 	unlink(conf);
 	unlink(keys);
