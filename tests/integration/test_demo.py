@@ -13,7 +13,7 @@ import stat
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import vephelp  # noqa: E402
 
 c = vephelp.Checker("demo")

@@ -13,7 +13,7 @@ import signal
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import signin  # noqa: E402
 import vephelp  # noqa: E402
 

@@ -22,8 +22,9 @@ import sys
 import threading
 import time
 
-import signin
-import vephelp
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import signin  # noqa: E402
+import vephelp  # noqa: E402
 
 C = vephelp.Checker("throttle")
 FAIL_BODY = {"error": "wrong address or password"}

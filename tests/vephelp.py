@@ -1,4 +1,4 @@
-"""vephelp - the integration tests' driver for the real vep-authority binary.
+"""vephelp - the Python tests' driver for the real vep-authority binary.
 
 Starts the binary (path in $VEP_AUTHORITY) with --listen 127.0.0.1:0, reads
 the "listening on http://ADDR:PORT" line from its stdout, makes requests with
@@ -7,6 +7,9 @@ cleanly. Python 3 standard library only.
 
 Each test file builds a Checker, runs its checks (one printed line each) and
 ends with sys.exit(checker.finish()): 0 pass, 1 fail, 77 skip.
+
+It lives in tests/, beside the suites' folders: a test file puts its parent
+directory on sys.path, so it also runs by hand (VEP_AUTHORITY=... python3 FILE).
 """
 
 import http.client
