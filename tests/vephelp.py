@@ -1,17 +1,22 @@
-"""vephelp - the Python tests' driver for the real vep-authority binary.
+"""vephelp - the harness and the shared helpers of the Python tests.
+Python 3 standard library only.
 
-Starts the binary (path in $VEP_AUTHORITY) with --listen 127.0.0.1:0, reads
-the "listening on http://ADDR:PORT" line from its stdout, makes requests with
-http.client or raw sockets, and stops it with SIGTERM, checking that it exits
-cleanly. Python 3 standard library only.
+The harness: each test file builds a Checker, runs its checks (one printed
+line each, "ok   ..." or "FAIL ...") and ends with
+sys.exit(checker.finish()): 0 pass, 1 fail; skip() exits 77.
 
-Each test file builds a Checker, runs its checks (one printed line each) and
-ends with sys.exit(checker.finish()): 0 pass, 1 fail, 77 skip.
+The helpers: Authority starts the real vep-authority (path in
+$VEP_AUTHORITY) with --listen 127.0.0.1:0, reads the "listening on
+http://ADDR:PORT" line from its stdout, makes requests with http.client or
+raw sockets, and stops it with SIGTERM, checking that it exits cleanly;
+run() runs it to completion. kt() runs vep-keytool ($VEP_KEYTOOL). Then
+JWS decoding, test keys (pure Python primes, OpenSSL's key dumps) and /proc.
 
-It lives in tests/, beside the suites' folders: a test file puts its parent
-directory on sys.path, so it also runs by hand (VEP_AUTHORITY=... python3 FILE).
+A test file finds this module by putting its parent directory (tests/) on
+sys.path, so it also runs by hand: VEP_AUTHORITY=... python3 FILE.
 """
 
+import base64
 import http.client
 import json
 import os
@@ -23,6 +28,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 # VEP_WRAPPER: a command the server runs under (tests/valgrind.sh sets it
@@ -40,17 +46,26 @@ for _var in ("VEP_AUTHORITY", "VEP_KEYTOOL"):
         os.environ[_var] = os.path.abspath(os.environ[_var])
 
 
+def skip(why):
+    """Ends the test as skipped (exit 77), saying why."""
+    print("skip: %s" % why)
+    sys.stdout.flush()
+    sys.exit(SKIP)
+
+
 def binary():
     path = os.environ.get("VEP_AUTHORITY")
     if not path or not os.access(path, os.X_OK):
-        print("skip: VEP_AUTHORITY is not set to an executable")
-        sys.exit(SKIP)
+        skip("VEP_AUTHORITY is not set to an executable")
     return path
 
 
 def keytool():
     path = os.environ.get("VEP_KEYTOOL")
     return path if path and os.access(path, os.X_OK) else None
+
+
+# --- The harness -------------------------------------------------------------
 
 
 class Checker:
@@ -77,6 +92,9 @@ class Checker:
         return 1 if self.failed else 0
 
 
+# --- The authority -----------------------------------------------------------
+
+
 class Response:
     def __init__(self, status, headers, body):
         self.status = status
@@ -94,6 +112,18 @@ class Response:
 
     def json(self):
         return json.loads(self.body.decode("utf-8"))
+
+
+def request(host, port, method, path, headers=None, body=None):
+    """One HTTP request on a new connection: a Response."""
+    conn = http.client.HTTPConnection(host, port, timeout=IO_TIMEOUT_S)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        resp = conn.getresponse()
+        data = resp.read()
+        return Response(resp.status, resp.getheaders(), data)
+    finally:
+        conn.close()
 
 
 class Authority:
@@ -154,14 +184,7 @@ class Authority:
         return "http://%s:%d" % (self.host, self.port)
 
     def request(self, method, path, headers=None, body=None):
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=IO_TIMEOUT_S)
-        try:
-            conn.request(method, path, body=body, headers=headers or {})
-            resp = conn.getresponse()
-            data = resp.read()
-            return Response(resp.status, resp.getheaders(), data)
-        finally:
-            conn.close()
+        return request(self.host, self.port, method, path, headers, body)
 
     def get(self, path, headers=None):
         return self.request("GET", path, headers)
@@ -198,6 +221,21 @@ class Authority:
 
     def send_signal(self, sig):
         self.proc.send_signal(sig)
+
+    def support(self):
+        return self.get("/.well-known/browserid").json()
+
+    def reload(self, before):
+        """Sends SIGHUP and waits up to 5 s for the support document to
+        differ from before: the new one (before, if it never changed)."""
+        self.send_signal(signal.SIGHUP)
+        after = before
+        for _ in range(50):
+            after = self.support()
+            if after != before:
+                break
+            time.sleep(0.1)
+        return after
 
     def stop(self, sig=signal.SIGTERM):
         """Sends sig and returns the exit status (None on timeout: killed)."""
@@ -302,3 +340,153 @@ def write(path, text, mode=0o600):
         f.write(text)
     os.chmod(path, mode)
     return path
+
+
+def write_config(tmp, keydir, name="a", extra="", domain_extra=""):
+    """Writes tmp/NAME.conf: a new state directory tmp/state-NAME, the global
+    lines extra, and example.test served from keydir with the lines
+    domain_extra. Returns its path."""
+    state = os.path.join(tmp, "state-" + name)
+    os.mkdir(state, 0o700)
+    return write(os.path.join(tmp, name + ".conf"),
+                 "state_dir = %s\n%s[domain example.test]\nkey_dir = %s\n%s"
+                 % (state, extra, keydir, domain_extra))
+
+
+def serve(conf, tmp, **kw):
+    """An Authority serving the configuration file conf on 127.0.0.1, port 0."""
+    return Authority(["--config", conf, "--listen", "127.0.0.1:0"], tmp=tmp, **kw)
+
+
+def at_once(jobs):
+    """Runs the callables together (each in a thread, released at once);
+    returns their results in order, an exception standing for its result."""
+    out = [None] * len(jobs)
+    start = threading.Barrier(len(jobs))
+
+    def one(i, fn):
+        start.wait()
+        try:
+            out[i] = fn()
+        except Exception as e:  # a dead thread must still count as an answer
+            out[i] = e
+    threads = [threading.Thread(target=one, args=(i, fn)) for i, fn in enumerate(jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
+# --- Processes (/proc) -------------------------------------------------------
+
+
+def children(pid):
+    """The pids of pid's children, over all its threads."""
+    out = []
+    for t in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/children" % (pid, t)) as f:
+            out += [int(x) for x in f.read().split()]
+    return out
+
+
+def comm(pid):
+    with open("/proc/%d/comm" % pid) as f:
+        return f.read().strip()
+
+
+# --- vep-keytool -------------------------------------------------------------
+
+
+def kt(*args, stdin=None, timeout=120):
+    """Runs vep-keytool with args (each str()-ed): (exit status, stdout,
+    stderr) as text."""
+    path = keytool()
+    if path is None:
+        raise RuntimeError("VEP_KEYTOOL is not set to an executable")
+    p = subprocess.run([path] + [str(a) for a in args], input=stdin, capture_output=True,
+                       text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def user_key(directory, alg="RS256", name=None):
+    """A new user key (vep-keytool genkey) in directory, as
+    (path of the private key, public key as a dict)."""
+    path = os.path.join(directory, name or "user-%s.pem" % alg)
+    for args in (("genkey", "--alg", alg, "--out", path), ("pubkey", path)):
+        rc, out, err = kt(*args)
+        if rc != 0:
+            raise RuntimeError("vep-keytool %s: exit %d: %s" % (args[0], rc, err))
+    return path, json.loads(out)
+
+
+# --- JWS ---------------------------------------------------------------------
+
+
+def b64url_decode(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def jws_payload(jws):
+    """The payload of a compact JWS (a certificate or an assertion), decoded
+    and parsed: nothing is verified."""
+    return json.loads(b64url_decode(jws.strip().split(".")[1]))
+
+
+# --- Test keys ---------------------------------------------------------------
+# Keys made in pure Python, so that no libvep or OpenSSL code makes them: a
+# forger's keys, say. Deterministic from the random.Random the caller gives.
+
+_SMALL_PRIMES = [p for p in range(3, 2000) if all(p % f for f in range(3, int(p ** 0.5) + 1, 2))]
+
+
+def is_probable_prime(n, rng, rounds=20):
+    """Miller-Rabin, witnesses drawn from rng."""
+    if n < 2 or n % 2 == 0:
+        return n == 2
+    for p in _SMALL_PRIMES:
+        if n % p == 0:
+            return n == p
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d, s = d // 2, s + 1
+    for _ in range(rounds):
+        x = pow(rng.randrange(2, n - 1), d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(s - 1):
+            x = pow(x, 2, n)
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def prime(bits, rng):
+    """A prime of exactly bits bits, its top two bits set."""
+    while True:
+        c = rng.getrandbits(bits) | (3 << (bits - 2)) | 1
+        if is_probable_prime(c, rng):
+            return c
+
+
+def openssl_rsa_numbers(pem_path):
+    """The numbers of an RSA private key file as `openssl rsa -text` prints
+    them: {"modulus": n, "publicExponent": e, "privateExponent": d,
+    "prime1": p, ...}, as integers."""
+    text = subprocess.run(["openssl", "rsa", "-in", pem_path, "-text", "-noout"],
+                          capture_output=True, text=True, check=True).stdout
+    parts = {}
+    name = None
+    for ln in text.splitlines():
+        m = re.match(r"^(\w+):\s*(\d+)?", ln)
+        if m and not ln.startswith(" "):
+            name = m.group(1)
+            parts[name] = m.group(2) or ""
+            if m.group(2):
+                parts[name] = int(m.group(2))
+                name = None
+        elif name and ln.startswith(" "):
+            parts[name] += ln.strip().replace(":", "")
+    return {k: (int(x, 16) if isinstance(x, str) else x) for k, x in parts.items()}

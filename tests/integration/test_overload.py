@@ -77,16 +77,8 @@ BURST_USERS = ("alice", "bob", "carol", "canary")
 
 def burst(auth, n):
     """n sign-ins started together: (status, Retry-After, seconds) each."""
-    res = [None] * n
-
-    def one(i):
-        res[i] = login_once(auth, BURST_USERS[i % len(BURST_USERS)])
-    ts = [threading.Thread(target=one, args=(i,)) for i in range(n)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    return res
+    return vephelp.at_once([(lambda i=i: login_once(auth, BURST_USERS[i % len(BURST_USERS)]))
+                            for i in range(n)])
 
 
 def queue_checks(w, auth):

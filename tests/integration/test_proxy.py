@@ -20,10 +20,8 @@ import vephelp  # noqa: E402
 C = vephelp.Checker("proxy")
 
 
-def login(auth, email, password, xff=None):
-    h = {"X-Forwarded-For": xff} if xff else {}
-    return signin.Client(auth).post("/api/login", {"email": email, "password": password},
-                                    headers=h)
+def login(auth, email, password, xff):
+    return signin.Client(auth).login(email, password, {"X-Forwarded-For": xff})
 
 
 def logged_from(auth, account, addr):
