@@ -1,22 +1,25 @@
-"""vephelp - the harness and the shared helpers of the Python tests.
-Python 3 standard library only.
+"""vephelp - the one harness and the shared helpers of every Python test
+(tests/integration and tests/keytool). Python 3 standard library only.
 
 The harness: each test file builds a Checker, runs its checks (one printed
-line each, "ok   ..." or "FAIL ...") and ends with
+line each, "ok   ..." or "FAIL ..."), optionally in groups (Checker.group:
+a failed require() or an exception ends only its group), and ends with
 sys.exit(checker.finish()): 0 pass, 1 fail; skip() exits 77.
 
 The helpers: Authority starts the real vep-authority (path in
 $VEP_AUTHORITY) with --listen 127.0.0.1:0, reads the "listening on
 http://ADDR:PORT" line from its stdout, makes requests with http.client or
 raw sockets, and stops it with SIGTERM, checking that it exits cleanly;
-run() runs it to completion. kt() runs vep-keytool ($VEP_KEYTOOL). Then
-JWS decoding, test keys (pure Python primes, OpenSSL's key dumps) and /proc.
+run() runs it to completion. kt() runs vep-keytool ($VEP_KEYTOOL), and
+KeytoolDir gives a group of keytool checks a private directory. Then JWS
+decoding, test keys (pure Python RSA, OpenSSL's key dumps) and /proc.
 
 A test file finds this module by putting its parent directory (tests/) on
 sys.path, so it also runs by hand: VEP_AUTHORITY=... python3 FILE.
 """
 
 import base64
+import hashlib
 import http.client
 import json
 import os
@@ -30,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 
 # VEP_WRAPPER: a command the server runs under (tests/valgrind.sh sets it
 # to valgrind); VEP_TIME_SCALE stretches the harness's own timeouts for it.
@@ -68,6 +72,10 @@ def keytool():
 # --- The harness -------------------------------------------------------------
 
 
+class Stop(Exception):
+    """A failed Checker.require(): the rest of its group cannot run."""
+
+
 class Checker:
     def __init__(self, name):
         self.name = name
@@ -84,8 +92,27 @@ class Checker:
         sys.stdout.flush()
         return bool(cond)
 
-    def eq(self, what, got, want):
-        return self.check(what, got == want, "got %r, want %r" % (got, want))
+    def eq(self, what, got, want, detail=""):
+        return self.check(what, got == want, "got %r, want %r%s"
+                          % (got, want, ("; %s" % detail) if detail else ""))
+
+    def require(self, what, cond, detail=""):
+        """check(), and when it fails, Stop: for a step the rest of a group
+        builds on."""
+        if not self.check(what, cond, detail):
+            raise Stop(what)
+        return True
+
+    def group(self, fn, *args):
+        """Runs fn(*args), a group of checks. A failed require() ends the
+        group (it is counted already); any other exception counts as one
+        failure, with its traceback. Either way the next group runs."""
+        try:
+            fn(*args)
+        except Stop:
+            print("     (the rest of %s not run)" % fn.__name__)
+        except Exception:
+            self.check("%s: ran to the end" % fn.__name__, False, traceback.format_exc())
 
     def finish(self):
         print("%s: %d passed, %d failed" % (self.name, self.passed, self.failed))
@@ -420,7 +447,82 @@ def user_key(directory, alg="RS256", name=None):
     return path, json.loads(out)
 
 
+class KeytoolDir:
+    """A private temporary directory for one group of vep-keytool checks
+    (removed when the with-block ends, after the cleanups added, last
+    first), and the steps they repeat. ok() runs a command that must
+    succeed: a check, and the group's end if not."""
+
+    def __init__(self, checker):
+        self.C = checker
+        self.tmp = tempfile.mkdtemp(prefix="kt-test.")
+        self.cleanups = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        while self.cleanups:
+            self.cleanups.pop()()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def add_cleanup(self, fn):
+        self.cleanups.append(fn)
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def kt(self, *args, stdin=None, timeout=60):
+        return kt(*args, stdin=stdin, timeout=timeout)
+
+    def ok(self, *args, stdin=None):
+        rc, out, err = self.kt(*args, stdin=stdin)
+        shown = " ".join(str(a) for a in args).replace(self.tmp + "/", "")
+        self.C.require("vep-keytool %s: exit 0" % shown, rc == 0, err)
+        return out
+
+    def write(self, name, text, mode=0o600):
+        return write(self.path(name), text, mode)
+
+    def keydir(self, name="keys"):
+        d = self.path(name)
+        self.ok("init", "--dir", d)
+        return d
+
+    def user_key(self, name="user.pem", alg="RS256"):
+        p = self.path(name)
+        self.ok("genkey", "--alg", alg, "--out", p)
+        return p
+
+    def cert(self, keyargs, email, userkey, *extra):
+        out = self.ok("certify", *keyargs, "--email", email, "--pubkey", userkey, *extra)
+        return self.write("cert-%d" % now_ms(), out)
+
+    def doc(self, d, name="doc.json"):
+        return self.write(name, self.ok("support-doc", "--dir", d))
+
+    def backed(self, userkey, cert, audience="https://rp.example", *extra):
+        out = self.ok("sign-assertion", "--key", userkey, "--audience", audience,
+                      "--cert", cert, *extra)
+        return self.write("backed-%d" % now_ms(), out)
+
+
+def need_keytool():
+    """Skips the test (exit 77) when vep-keytool is not built."""
+    if keytool() is None:
+        skip("VEP_KEYTOOL is not set to an executable")
+
+
+def now_ms():
+    return int(time.time() * 1000)
+
+
 # --- JWS ---------------------------------------------------------------------
+
+
+def b64url(data):
+    """Unpadded base64url, as JWS uses it."""
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
 
 
 def b64url_decode(text):
@@ -435,9 +537,11 @@ def jws_payload(jws):
 
 # --- Test keys ---------------------------------------------------------------
 # Keys made in pure Python, so that no libvep or OpenSSL code makes them: a
-# forger's keys, say. Deterministic from the random.Random the caller gives.
+# forger's keys, or a domain key whose signatures the code under test must
+# check. Deterministic from the random.Random the caller gives.
 
 _SMALL_PRIMES = [p for p in range(3, 2000) if all(p % f for f in range(3, int(p ** 0.5) + 1, 2))]
+_SHA256_DIGESTINFO = bytes.fromhex("3031300d060960864801650304020105000420")
 
 
 def is_probable_prime(n, rng, rounds=20):
@@ -469,6 +573,23 @@ def prime(bits, rng):
         c = rng.getrandbits(bits) | (3 << (bits - 2)) | 1
         if is_probable_prime(c, rng):
             return c
+
+
+def rsa_key(bits, rng, e=65537):
+    """An RSA key (n, d) with an n of exactly bits bits."""
+    while True:
+        p, q = prime(bits // 2, rng), prime(bits // 2, rng)
+        n = p * q
+        if p != q and n.bit_length() == bits:
+            return n, pow(e, -1, (p - 1) * (q - 1))
+
+
+def rsa_sign(n, d, msg):
+    """RSASSA-PKCS1-v1_5 with SHA-256 (RS256 and RS128 alike)."""
+    k = (n.bit_length() + 7) // 8
+    t = _SHA256_DIGESTINFO + hashlib.sha256(msg).digest()
+    em = b"\x00\x01" + b"\xff" * (k - len(t) - 3) + b"\x00" + t
+    return pow(int.from_bytes(em, "big"), d, n).to_bytes(k, "big")
 
 
 def openssl_rsa_numbers(pem_path):
