@@ -507,10 +507,16 @@ class KeytoolDir:
         return self.write("backed-%d" % now_ms(), out)
 
 
-def need_keytool():
-    """Skips the test (exit 77) when vep-keytool is not built."""
+def keytool_main(checker, groups):
+    """The main of a vep-keytool test: skipped (77) without vep-keytool;
+    else each group runs in a KeytoolDir of its own. Returns the exit
+    status."""
     if keytool() is None:
         skip("VEP_KEYTOOL is not set to an executable")
+    for group in groups:
+        with KeytoolDir(checker) as k:
+            checker.group(group, k)
+    return checker.finish()
 
 
 def now_ms():

@@ -38,11 +38,7 @@ def closed_loop(auth, conc, secs):
     def run():
         while time.monotonic() < stop:
             done.append(login_once(auth))
-    ts = [threading.Thread(target=run) for _ in range(conc)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    vephelp.at_once([run] * conc)
     return sum(1 for st, _, _ in done if st == 200) / secs, done
 
 

@@ -182,13 +182,6 @@ def https(k):
     C.eq("the right CA, another name: exit 2", rc, 2, err)
 
 
-def main():
-    vephelp.need_keytool()
-    for group in (url_forms, transport_rules, timeout, delegation_over_connect, https):
-        with vephelp.KeytoolDir(C) as k:
-            C.group(group, k)
-    return C.finish()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(vephelp.keytool_main(C, [
+        url_forms, transport_rules, timeout, delegation_over_connect, https]))

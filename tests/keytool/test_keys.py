@@ -124,15 +124,7 @@ def support_doc_modes(k):
          k.kt("support-doc", "--dir", d, "--provisioning", "/a b")[0], 2)
 
 
-def main():
-    vephelp.need_keytool()
-    for group in (genkey_mode_and_no_overwrite, genkey_algs_and_usage,
-                  private_key_permissions_refused, init_rotate_retire_and_support_doc,
-                  support_doc_modes):
-        with vephelp.KeytoolDir(C) as k:
-            C.group(group, k)
-    return C.finish()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(vephelp.keytool_main(C, [
+        genkey_mode_and_no_overwrite, genkey_algs_and_usage, private_key_permissions_refused,
+        init_rotate_retire_and_support_doc, support_doc_modes]))

@@ -370,17 +370,10 @@ def rsa_prime_modulus_forgery(k):
     refused(k, "RSA, n prime", pk, inp + "." + b64url(vephelp.rsa_sign(n, d, inp.encode())))
 
 
-def main():
-    vephelp.need_keytool()
-    for group in (certify_fields_and_times, duration_cap_and_issuer,
-                  valid, invalid_verdicts, rotation_keeps_previous_valid, delegation_files,
-                  input_cap, inspect, cert_vectors, backed_vectors,
-                  harness_domain_key_is_honest, dsa_even_q_composite_p_forgery,
-                  rsa_prime_modulus_forgery):
-        with vephelp.KeytoolDir(C) as k:
-            C.group(group, k)
-    return C.finish()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(vephelp.keytool_main(C, [
+        certify_fields_and_times, duration_cap_and_issuer,
+        valid, invalid_verdicts, rotation_keeps_previous_valid, delegation_files,
+        input_cap, inspect, cert_vectors, backed_vectors,
+        harness_domain_key_is_honest, dsa_even_q_composite_p_forgery,
+        rsa_prime_modulus_forgery]))
