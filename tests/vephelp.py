@@ -506,6 +506,15 @@ class KeytoolDir:
                       "--cert", cert, *extra)
         return self.write("backed-%d" % now_ms(), out)
 
+    def signed(self, email):
+        """The usual start: a key directory (self.d), a DS128 user key
+        (self.u), its certificate for email (self.c) and an assertion with
+        it for https://rp.example (self.b)."""
+        self.d = self.keydir()
+        self.u = self.user_key(alg="DS128")
+        self.c = self.cert(["--dir", self.d], email, self.u)
+        self.b = self.backed(self.u, self.c)
+
 
 def keytool_main(checker, groups):
     """The main of a vep-keytool test: skipped (77) without vep-keytool;

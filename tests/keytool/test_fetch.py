@@ -60,14 +60,11 @@ def start(k, tls_ctx=None):
 
 
 def signed(k):
-    """Every group's start: a key directory whose support document the
-    server serves, a DS128 user key, its certificate and an assertion."""
+    """Every group's start: k.signed() for dave@example.test, and the
+    server serves that key directory's support document."""
     Handler.routes = {}
     Handler.log = []
-    k.d = k.keydir()
-    k.u = k.user_key(alg="DS128")
-    k.c = k.cert(["--dir", k.d], "dave@example.test", k.u)
-    k.b = k.backed(k.u, k.c)
+    k.signed("dave@example.test")
     k.docjson = k.ok("support-doc", "--dir", k.d).strip()
     Handler.routes[("*", "/.well-known/browserid")] = (200, "application/json", k.docjson, {})
 

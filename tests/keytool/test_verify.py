@@ -74,17 +74,8 @@ def duration_cap_and_issuer(k):
 # --- verify-cert, verify-assertion, inspect ----------------------------------
 
 
-def signed(k):
-    """The start of the verify groups: a key directory, a DS128 user key,
-    its certificate for bob@example.test and an assertion with it."""
-    k.d = k.keydir()
-    k.u = k.user_key(alg="DS128")
-    k.c = k.cert(["--dir", k.d], "bob@example.test", k.u)
-    k.b = k.backed(k.u, k.c)
-
-
 def valid(k):
-    signed(k)
+    k.signed("bob@example.test")
     doc = k.doc(k.d)
     C.eq("verify-assertion --support-doc: prints the address",
          k.ok("verify-assertion", "--audience", "https://rp.example", "--support-doc", doc, k.b),
@@ -101,7 +92,7 @@ def valid(k):
 
 
 def invalid_verdicts(k):
-    signed(k)
+    k.signed("bob@example.test")
     doc = k.doc(k.d)
     rc, out, err = k.kt("verify-assertion", "--audience", "https://other.example",
                         "--support-doc", doc, k.b)
@@ -155,7 +146,7 @@ def invalid_verdicts(k):
 
 
 def rotation_keeps_previous_valid(k):
-    signed(k)
+    k.signed("bob@example.test")
     k.ok("rotate", "--dir", k.d)
     doc = k.doc(k.d)
     k.ok("verify-assertion", "--audience", "https://rp.example", "--support-doc", doc, k.b)
@@ -167,7 +158,7 @@ def rotation_keeps_previous_valid(k):
 
 
 def delegation_files(k):
-    signed(k)
+    k.signed("bob@example.test")
     # example.test delegates to idp.example, whose keys sign.
     c = k.cert(["--dir", k.d], "carol@example.test", k.u, "--issuer", "idp.example")
     b = k.backed(k.u, c)
@@ -200,7 +191,7 @@ def delegation_files(k):
 
 
 def input_cap(k):
-    signed(k)
+    k.signed("bob@example.test")
     big = k.write("big", "a" * (64 * 1024 + 1))
     rc, _, err = k.kt("verify-cert", "--issuer-key", os.path.join(k.d, "current.pem"), big)
     C.eq("an input over 64 KiB: exit 2", rc, 2)
@@ -211,7 +202,7 @@ def input_cap(k):
 
 
 def inspect(k):
-    signed(k)
+    k.signed("bob@example.test")
     out = k.ok("inspect", k.b)
     C.check("inspect: says nothing is verified", "nothing here has been verified" in out, out)
     C.check("inspect: certificate 1", "certificate 1:" in out, out)
