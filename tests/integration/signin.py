@@ -120,8 +120,7 @@ class World:
         return [n for n in names if user is None or n == user]
 
     def start(self):
-        return vephelp.Authority(["--config", self.config, "--listen", "127.0.0.1:0"],
-                                 env=self.env(), tmp=self.tmp)
+        return vephelp.serve(self.config, self.tmp, env=self.env())
 
 
 class Client:
@@ -148,10 +147,23 @@ class Client:
         h.update(headers or {})
         return self.auth.get(path, h)
 
-    def login(self, email, password):
-        r = self.post("/api/login", {"email": email, "password": password})
+    def login(self, email, password, headers=None):
+        r = self.post("/api/login", {"email": email, "password": password}, headers)
         if r.status == 200:
             sc = r.header("Set-Cookie")
             self.cookie = sc.split(";", 1)[0]
             self.csrf = r.json()["csrf"]
         return r
+
+
+def issue_and_verify(w, auth, cl, pub):
+    """Asks for a certificate of pub as cl and verifies it with vep-keytool
+    against the support document auth serves now: (exit status, what
+    vep-keytool or the server said)."""
+    r = cl.post("/api/cert", {"pubkey": pub, "duration": 600})
+    if r.status != 200:
+        return 1, "status %d" % r.status
+    cert = vephelp.write(os.path.join(w.tmp, "cert.jws"), r.json()["cert"])
+    doc = vephelp.write(os.path.join(w.tmp, "support.json"), json.dumps(auth.support()))
+    rc, out, err = vephelp.kt("verify-cert", "--support-doc", "example.test=" + doc, cert)
+    return rc, out + err

@@ -5,51 +5,28 @@ certificates are checked with vep-keytool as a relying party would
 document), and the refusals (CSRF, session, keys, durations, addresses) and
 the audit rule (no certificate leaves unrecorded: a locked database means
 503 and no certificate) are exercised."""
-import base64
 import json
 import os
+import random
 import sqlite3
-import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import signin  # noqa: E402
 import vephelp  # noqa: E402
 
 C = vephelp.Checker("cert")
-KT = vephelp.keytool()
-
-
-def kt(*args, inp=None):
-    p = subprocess.run([KT] + list(args), capture_output=True, text=True, timeout=120,
-                       input=inp)
-    return p.returncode, p.stdout, p.stderr
-
-
-def user_key(tmp, alg):
-    path = os.path.join(tmp, "user-%s.pem" % alg)
-    if not os.path.exists(path):
-        rc, out, err = kt("genkey", "--alg", alg, "--out", path)
-        if rc != 0:
-            raise RuntimeError(err)
-    rc, out, err = kt("pubkey", path)
-    return path, json.loads(out)
-
-
-def payload(cert):
-    p = cert.split(".")[1]
-    return json.loads(base64.urlsafe_b64decode(p + "=" * (-len(p) % 4)))
 
 
 def check_issue(auth, w, cl):
-    key, pub = user_key(w.tmp, "RS256")
+    key, pub = vephelp.user_key(w.tmp, "RS256")
     t0 = time.time() * 1000
     r = cl.post("/api/cert", {"pubkey": pub, "duration": 3600})
     C.eq("cert: 200", r.status, 200)
     body = r.json()
     cert = body.get("cert", "")
-    p = payload(cert)
+    p = vephelp.jws_payload(cert)
     C.eq("cert: iss is the domain", p.get("iss"), "example.test")
     C.eq("cert: principal is the session's address", p.get("principal"),
          {"email": "alice@example.test"})
@@ -61,28 +38,28 @@ def check_issue(auth, w, cl):
     C.eq("cert: answer repeats iat/exp", (body.get("iat"), body.get("exp")),
          (p["iat"], p["exp"]))
     path = vephelp.write(os.path.join(w.tmp, "cert.jws"), cert)
-    rc, out, err = kt("verify-cert", "--fetch", auth.origin, path)
+    rc, out, err = vephelp.kt("verify-cert", "--fetch", auth.origin, path)
     C.eq("cert: verifies against the served support document", (rc, out.strip()),
          (0, "alice@example.test"))
-    rc, out, err = kt("sign-assertion", "--key", key, "--audience", "https://rp.example",
-                      "--cert", path)
+    rc, out, err = vephelp.kt("sign-assertion", "--key", key, "--audience",
+                              "https://rp.example", "--cert", path)
     bpath = vephelp.write(os.path.join(w.tmp, "backed"), out)
-    rc, out, err = kt("verify-assertion", "--audience", "https://rp.example", "--fetch",
-                      auth.origin, bpath)
+    rc, out, err = vephelp.kt("verify-assertion", "--audience", "https://rp.example",
+                              "--fetch", auth.origin, bpath)
     C.eq("cert: a backed assertion with it verifies", (rc, out.strip(), err),
          (0, "alice@example.test", ""))
 
     # The key as the JSON text a user agent's genKeyPair returns, and DSA.
     r = cl.post("/api/cert", {"pubkey": json.dumps(pub), "duration": 600})
     C.eq("cert: pubkey as JSON text", r.status, 200)
-    _, dpub = user_key(w.tmp, "DS128")
+    _, dpub = vephelp.user_key(w.tmp, "DS128")
     r = cl.post("/api/cert", {"pubkey": dpub})
     C.eq("cert: DSA key", r.status, 200)
-    p = payload(r.json()["cert"])
+    p = vephelp.jws_payload(r.json()["cert"])
     C.check("cert: no duration -> cert_max_duration (6 h)",
             abs((p["exp"] - p["iat"]) - (21600 * 1000 + 10000)) < 3000, p["exp"] - p["iat"])
     r = cl.post("/api/cert", {"pubkey": pub, "duration": 10 ** 9})
-    p = payload(r.json()["cert"])
+    p = vephelp.jws_payload(r.json()["cert"])
     C.check("cert: huge duration capped at 6 h", r.status == 200 and
             abs((p["exp"] - p["iat"]) - (21600 * 1000 + 10000)) < 3000)
     C.eq("cert: email of the session accepted",
@@ -91,32 +68,6 @@ def check_issue(auth, w, cl):
     C.check("cert: another address refused (403, saying why)",
             r.status == 403 and "signed-in" in r.json().get("error", ""), r.body)
     return pub
-
-
-def prime_2048():
-    """A 2048-bit prime (a modulus anyone can sign with: d = e^-1 mod n - 1),
-    made deterministically with Miller-Rabin."""
-    import random
-    rng = random.Random(2048)
-    while True:
-        n = rng.getrandbits(2048) | (3 << 2046) | 1
-        if any(n % p == 0 for p in range(3, 2000, 2)):
-            continue
-        d, s = n - 1, 0
-        while d % 2 == 0:
-            d, s = d // 2, s + 1
-        for _ in range(20):
-            x = pow(rng.randrange(2, n - 1), d, n)
-            if x in (1, n - 1):
-                continue
-            for _ in range(s - 1):
-                x = pow(x, 2, n)
-                if x == n - 1:
-                    break
-            else:
-                break
-        else:
-            return n
 
 
 def check_refusals(auth, w, cl, pub):
@@ -142,7 +93,9 @@ def check_refusals(auth, w, cl, pub):
     ]
     # A prime modulus is refused by the costly check (issuance/keycheck.h), every
     # time: only keys that passed are remembered. As JSON text too.
-    prime = {"algorithm": "RS", "n": str(prime_2048()), "e": "65537"}
+    # (A 2048-bit prime: a modulus anyone can sign with, d = e^-1 mod n - 1.)
+    prime = {"algorithm": "RS", "n": str(vephelp.prime(2048, random.Random(2048))),
+             "e": "65537"}
     cases += [("prime n", {"pubkey": prime}, "unsafe key"),
               ("prime n again", {"pubkey": prime}, "unsafe key"),
               ("prime n as JSON text", {"pubkey": json.dumps(prime)}, "unsafe key")]
@@ -180,7 +133,8 @@ def check_audit_first(auth, w, cl, pub):
         db.rollback()
         db.close()
     C.eq("audit: issuance resumes", cl.post("/api/cert", {"pubkey": pub}).status, 200)
-    rc, out, err = kt("audit", "--state", w.state, "--json", "--email", "alice@example.test")
+    rc, out, err = vephelp.kt("audit", "--state", w.state, "--json",
+                              "--email", "alice@example.test")
     rows = [json.loads(x) for x in out.splitlines() if x.strip()]
     certs = [x for x in rows if x.get("event") == "cert_issued"]
     C.eq("audit: one row per certificate issued (6 so far)", len(certs), 6)
@@ -190,7 +144,7 @@ def check_audit_first(auth, w, cl, pub):
 
 
 def main():
-    if KT is None:
+    if vephelp.keytool() is None:
         C.check("vep-keytool available", False)
         return C.finish()
     w = signin.World()

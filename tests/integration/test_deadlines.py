@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import vephelp  # noqa: E402
 
 HEADER_S = 2
@@ -27,14 +27,9 @@ keydir = vephelp.demo_keydir(tmp)
 def authority(name, extra, nofile=None):
     # Every client here is 127.0.0.1: the per-address cap (test_http.py's)
     # is off, so the caps and deadlines under test are the ones that act.
-    state = os.path.join(tmp, "state-" + name)
-    os.mkdir(state, 0o700)
-    conf = vephelp.write(os.path.join(tmp, name + ".conf"),
-                         "state_dir = %s\nlog_level = warn\nmax_connections_per_addr = 0\n"
-                         "%s[domain example.test]\n"
-                         "key_dir = %s\n" % (state, extra, keydir))
-    return vephelp.Authority(["--config", conf, "--listen", "127.0.0.1:0"], tmp=tmp,
-                             nofile=nofile)
+    conf = vephelp.write_config(tmp, keydir, name, "log_level = warn\n"
+                                "max_connections_per_addr = 0\n" + extra)
+    return vephelp.serve(conf, tmp, nofile=nofile)
 
 
 def closed_after(s, trickle, limit):

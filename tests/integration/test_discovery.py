@@ -5,13 +5,12 @@ host-meta (XRD, JRD), WebFinger; HEAD, ETag/304, domain selection, errors,
 import json
 import signal
 import os
-import subprocess
 import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import vephelp  # noqa: E402
 
 c = vephelp.Checker("discovery")
@@ -78,15 +77,14 @@ c.eq("pk: 200", r.status, 200)
 c.eq("pk: content type", r.header("Content-Type"), "application/json")
 common_headers("pk", r)
 c.eq("pk: equals support public-key", r.json(), pk)
-kt = vephelp.keytool()
 keydir = os.path.join(tmp, "state", "keys", "example.test")
-if kt:
-    p = subprocess.run([kt, "pubkey", "--dir", keydir], capture_output=True, text=True)
-    c.eq("pk: vep-keytool pubkey exits 0", p.returncode, 0)
+if vephelp.keytool():
+    rc, out, err = vephelp.kt("pubkey", "--dir", keydir)
+    c.eq("pk: vep-keytool pubkey exits 0", rc, 0)
     try:
-        c.eq("pk: equals vep-keytool pubkey of the key dir", json.loads(p.stdout), pk)
+        c.eq("pk: equals vep-keytool pubkey of the key dir", json.loads(out), pk)
     except ValueError:
-        c.check("pk: vep-keytool pubkey prints JSON", False, p.stdout[:200])
+        c.check("pk: vep-keytool pubkey prints JSON", False, out[:200])
 else:
     print("note: VEP_KEYTOOL not built; compared /pk with the support document only")
 
@@ -309,20 +307,16 @@ def core_limit(pid):
 
 
 def descendants(pid):
-    kids = [int(x) for t in os.listdir("/proc/%d/task" % pid)
-            for x in open("/proc/%d/task/%s/children" % (pid, t)).read().split()]
+    kids = vephelp.children(pid)
     return kids + [d for k in kids for d in descendants(k)]
-
-
-def comm(pid):
-    return open("/proc/%d/comm" % pid).read().strip()
 
 
 c.eq("server: core dumps off (RLIMIT_CORE 0)", core_limit(a.proc.pid), ["0", "0"])
 procs = descendants(a.proc.pid)
 c.check("key process and PAM helpers: core dumps off too",
-        sorted(set(comm(p) for p in procs)) == ["vep-keeper", "vep-pam-helper"] and
-        all(core_limit(p) == ["0", "0"] for p in procs), repr([(p, comm(p)) for p in procs]))
+        sorted(set(vephelp.comm(p) for p in procs)) == ["vep-keeper", "vep-pam-helper"] and
+        all(core_limit(p) == ["0", "0"] for p in procs),
+        repr([(p, vephelp.comm(p)) for p in procs]))
 
 # A part down: /healthz says 503 and only "unavailable"; the log says which.
 # The PAM helpers are killed as fast as they come back (their respawn
@@ -330,7 +324,7 @@ c.check("key process and PAM helpers: core dumps off too",
 down = None
 for _ in range(40):
     for p in descendants(a.proc.pid):
-        if comm(p) == "vep-pam-helper":
+        if vephelp.comm(p) == "vep-pam-helper":
             os.kill(p, signal.SIGKILL)
     for _ in range(4):
         r = a.get("/healthz")

@@ -3,17 +3,14 @@
 would) and kill -9 during a burst of issuance. Afterwards PRAGMA
 integrity_check is ok and every certificate a client received has its audit
 row; a certificate that could not be recorded was never sent."""
-import base64
-import json
 import os
 import random
 import sqlite3
-import subprocess
 import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import signin  # noqa: E402
 import vephelp  # noqa: E402
 
@@ -21,17 +18,8 @@ C = vephelp.Checker("durability")
 KILLS = 100
 
 
-def user_pub(tmp):
-    path = os.path.join(tmp, "user.pem")
-    subprocess.run([vephelp.keytool(), "genkey", "--alg", "DS128", "--out", path], check=True,
-                   capture_output=True)
-    out = subprocess.run([vephelp.keytool(), "pubkey", path], check=True, capture_output=True)
-    return json.loads(out.stdout)
-
-
 def times(cert):
-    p = cert.split(".")[1]
-    p = json.loads(base64.urlsafe_b64decode(p + "=" * (-len(p) % 4)))
+    p = vephelp.jws_payload(cert)
     return (p["iat"], p["exp"])
 
 
@@ -68,7 +56,7 @@ def all_recorded(received, counts):
 
 def check_full():
     w = signin.World(extra_config="db_max_mib = 1\n")
-    pub = user_pub(w.tmp)
+    _, pub = vephelp.user_key(w.tmp, "DS128")
     a = w.start()
     C.eq("full: first start", a.stop(), 0)
     # Fill the file past 1 MiB, then free a little room inside it.
@@ -124,7 +112,7 @@ def check_full():
 
 def check_kill9():
     w = signin.World()
-    pub = user_pub(w.tmp)
+    _, pub = vephelp.user_key(w.tmp, "DS128")
     a = w.start()
     cl = signin.Client(a)
     C.eq("kill: sign in", cl.login("alice@example.test", "wonderland").status, 200)

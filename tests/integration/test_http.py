@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import vephelp  # noqa: E402
 
 HEADER_BYTES = 8 * 1024      # LIMIT_HEADER_BYTES
@@ -31,12 +31,7 @@ keydir = vephelp.demo_keydir(tmp)
 
 
 def authority(name, extra="", domain_extra=""):
-    state = os.path.join(tmp, "state-" + name)
-    os.mkdir(state, 0o700)
-    conf = vephelp.write(os.path.join(tmp, name + ".conf"),
-                         "state_dir = %s\n%s[domain example.test]\nkey_dir = %s\n%s"
-                         % (state, extra, keydir, domain_extra))
-    return vephelp.Authority(["--config", conf, "--listen", "127.0.0.1:0"], tmp=tmp)
+    return vephelp.serve(vephelp.write_config(tmp, keydir, name, extra, domain_extra), tmp)
 
 
 def exchange(a, data, source=None):

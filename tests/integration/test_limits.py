@@ -11,7 +11,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import vephelp  # noqa: E402
 
 HEADER_BYTES = 8 * 1024
@@ -23,12 +23,8 @@ TIMEOUT_S = 1
 c = vephelp.Checker("limits")
 tmp = tempfile.mkdtemp(prefix="vep-lim-")
 keydir = vephelp.demo_keydir(tmp)
-state = os.path.join(tmp, "state")
-os.mkdir(state, 0o700)
-conf = vephelp.write(os.path.join(tmp, "a.conf"),
-                     "state_dir = %s\nrequest_timeout = %d\n[domain example.test]\n"
-                     "key_dir = %s\n" % (state, TIMEOUT_S, keydir))
-a = vephelp.Authority(["--config", conf, "--listen", "127.0.0.1:0"], tmp=tmp)
+a = vephelp.serve(vephelp.write_config(tmp, keydir, extra="request_timeout = %d\n" % TIMEOUT_S),
+                  tmp)
 
 
 def raw(data):

@@ -3,15 +3,13 @@
 nss_wrapper for UIDs): /api/login, /api/session, /api/logout, cookies,
 CSRF and Origin checks, throttling that survives a restart, identical
 failures, account mapping, PAM deadlines, and the audit trail."""
-import http.client
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import signin  # noqa: E402
 import vephelp  # noqa: E402
 
@@ -101,19 +99,9 @@ def check_failures_alike(auth):
              ("UID below pam_min_uid", "lowuid@example.test", "lowuid-pw"),
              ("root", "root@example.test", "rootpw"),
              ("empty password", "alice@example.test", "")]
-    results = []
-    threads = []
-
-    def one(label, email, pw):
-        r, dt = timed_login(signin.Client(auth), email, pw)
-        results.append((label, r, dt))
-    for c in cases:
-        t = threading.Thread(target=one, args=c)
-        t.start()
-        threads.append(t)
-    for t in threads:
-        t.join()
-    for label, r, dt in results:
+    results = vephelp.at_once([(lambda e=email, p=pw: timed_login(signin.Client(auth), e, p))
+                               for _, email, pw in cases])
+    for (label, _, _), (r, dt) in zip(cases, results):
         C.eq("failure (%s): 401" % label, r.status, 401)
         C.eq("failure (%s): generic body" % label, r.json(), FAIL_BODY)
         C.check("failure (%s): no cookie" % label, r.header("Set-Cookie") is None)
@@ -321,14 +309,12 @@ def check_pam_deadline():
 
 
 def check_audit(w):
-    kt = vephelp.keytool()
-    if kt is None:
+    if vephelp.keytool() is None:
         C.check("audit: vep-keytool available", False)
         return
-    p = subprocess.run([kt, "audit", "--state", w.state, "--json"], capture_output=True,
-                       text=True, timeout=60)
-    C.eq("audit: keytool exit", p.returncode, 0)
-    rows = [json.loads(x) for x in p.stdout.splitlines() if x.strip()]
+    rc, out, err = vephelp.kt("audit", "--state", w.state, "--json", timeout=60)
+    C.eq("audit: keytool exit", rc, 0)
+    rows = [json.loads(x) for x in out.splitlines() if x.strip()]
     events = {(r.get("event"), r.get("email")) for r in rows}
     C.check("audit: success recorded", ("login_success", "alice@example.test") in events,
             sorted(events)[:10])

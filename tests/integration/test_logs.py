@@ -9,13 +9,11 @@ its own log line with outcome, account (or "unknown") and client address,
 and client-supplied text in the log is escaped and cut short."""
 
 import glob
-import json
 import os
 import re
-import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import signin  # noqa: E402
 import vephelp  # noqa: E402
 
@@ -23,14 +21,6 @@ C = vephelp.Checker("logs")
 CANARY = signin.ACCOUNTS["canary"][0]
 WRONG = "CANARY-wrong-5c2b-pw"
 TS = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z "
-
-
-def user_pubkey(tmp):
-    path = os.path.join(tmp, "user.pem")
-    kt = vephelp.keytool()
-    subprocess.run([kt, "genkey", "--out", path], check=True, capture_output=True)
-    out = subprocess.run([kt, "pubkey", path], check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)
 
 
 def main():
@@ -46,7 +36,7 @@ def main():
         r = cl.login("canary@example.test", CANARY)
         C.eq("canary signs in", r.status, 200)
         secrets += [cl.cookie.split("=", 1)[1], cl.csrf]
-        r = cl.post("/api/cert", {"pubkey": user_pubkey(w.tmp), "duration": 600})
+        r = cl.post("/api/cert", {"pubkey": vephelp.user_key(w.tmp)[1], "duration": 600})
         C.eq("canary gets a certificate", r.status, 200)
         # Errors that see the secrets must not echo them.
         r = cl.post("/api/cert", raw=('{"pubkey": "%s"' % CANARY).encode())

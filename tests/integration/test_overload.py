@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import signin  # noqa: E402
 import vephelp  # noqa: E402
 
@@ -38,11 +38,7 @@ def closed_loop(auth, conc, secs):
     def run():
         while time.monotonic() < stop:
             done.append(login_once(auth))
-    ts = [threading.Thread(target=run) for _ in range(conc)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    vephelp.at_once([run] * conc)
     return sum(1 for st, _, _ in done if st == 200) / secs, done
 
 
@@ -77,16 +73,8 @@ BURST_USERS = ("alice", "bob", "carol", "canary")
 
 def burst(auth, n):
     """n sign-ins started together: (status, Retry-After, seconds) each."""
-    res = [None] * n
-
-    def one(i):
-        res[i] = login_once(auth, BURST_USERS[i % len(BURST_USERS)])
-    ts = [threading.Thread(target=one, args=(i,)) for i in range(n)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    return res
+    return vephelp.at_once([(lambda i=i: login_once(auth, BURST_USERS[i % len(BURST_USERS)]))
+                            for i in range(n)])
 
 
 def queue_checks(w, auth):

@@ -20,21 +20,18 @@ network process with an error instead of leaving it unable to sign.
 
 Needs root (CI runs as root); elsewhere it says so and is skipped."""
 
-import json
 import os
-import re
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import signin  # noqa: E402
 import vephelp  # noqa: E402
 
 C = vephelp.Checker("privsep")
-KT = vephelp.keytool()
 UID = 65534
 KEY_OWNER = 65532        # an account that is neither root nor the network process's
 CAP_DAC_READ_SEARCH = 2
@@ -80,25 +77,12 @@ def give_keys_away(keys):
             os.chmod(p, 0o600)
 
 
-def children(pid):
-    out = []
-    for t in os.listdir("/proc/%d/task" % pid):
-        with open("/proc/%d/task/%s/children" % (pid, t)) as f:
-            out += [int(x) for x in f.read().split()]
-    return out
-
-
-def comm(pid):
-    with open("/proc/%d/comm" % pid) as f:
-        return f.read().strip()
-
-
 def helpers_of(keeper, want=2):
     """The key process's vep-pam-helper children, once want of them have
     exec'd (a child is "vep-keeper" until its execve), or after 5 s."""
     found = []
     for _ in range(50):
-        found = [h for h in children(keeper) if comm(h) == "vep-pam-helper"]
+        found = [h for h in vephelp.children(keeper) if vephelp.comm(h) == "vep-pam-helper"]
         if len(found) == want:
             break
         time.sleep(0.1)
@@ -108,10 +92,7 @@ def helpers_of(keeper, want=2):
 def prime_bytes(pem):
     """The key's first prime, big- and little-endian (OpenSSL keeps its
     BIGNUM limbs little-endian on this machine)."""
-    text = subprocess.run(["openssl", "rsa", "-in", pem, "-text", "-noout"],
-                          capture_output=True, text=True, check=True).stdout
-    m = re.search(r"^prime1:\n((?:\s+[0-9a-f:]+\n)+)", text, re.M)
-    v = int(re.sub(r"[\s:]", "", m.group(1)), 16)
+    v = vephelp.openssl_rsa_numbers(pem)["prime1"]
     be = v.to_bytes((v.bit_length() + 7) // 8, "big")
     return be, be[::-1]
 
@@ -136,21 +117,6 @@ def memory_holds(pid, needles):
     return False
 
 
-def verify(w, auth, cl, pub):
-    r = cl.post("/api/cert", {"pubkey": pub, "duration": 600})
-    if r.status != 200:
-        return 1, "status %d" % r.status
-    cert = os.path.join(w.tmp, "cert.jws")
-    doc = os.path.join(w.tmp, "support.json")
-    with open(cert, "w") as f:
-        f.write(r.json()["cert"])
-    with open(doc, "w") as f:
-        f.write(json.dumps(auth.get("/.well-known/browserid").json()))
-    p = subprocess.run([KT, "verify-cert", "--support-doc", "example.test=" + doc, cert],
-                       capture_output=True, text=True)
-    return p.returncode, p.stdout + p.stderr
-
-
 def world(user):
     w = signin.World("workers = 2\nuser = %s\n" % user)
     # The network process looks the user up through nss_wrapper too.
@@ -173,11 +139,10 @@ def refused(user, why):
 
 def main():
     if os.geteuid() != 0:
-        print("privsep: skipped, needs root")
-        return 77
-    if not KT:
-        print("VEP_KEYTOOL not set")
-        return 1
+        vephelp.skip("privsep needs root")
+    if vephelp.keytool() is None:
+        C.check("vep-keytool available", False)
+        return C.finish()
     refused("nosuchuser", "no account 'nosuchuser'")
     refused("root", "is root or in group root")
     refused("rootish", "is root or in group root")
@@ -192,10 +157,7 @@ def main():
     C.eq("... and its target keeps its owner", os.stat(target).st_uid, 0)
 
     w = world("vepnet")
-    userkey = os.path.join(w.tmp, "user.pem")
-    subprocess.run([KT, "genkey", "--out", userkey], check=True, capture_output=True)
-    pub = json.loads(subprocess.run([KT, "pubkey", userkey], check=True,
-                                    capture_output=True, text=True).stdout)
+    _, pub = vephelp.user_key(w.tmp)
     give_keys_away(w.keys)
     auth = w.start()
     pid = auth.proc.pid
@@ -210,7 +172,7 @@ def main():
         # no process of its own user may trace it or read its memory.
         C.eq("network process: not dumpable (its /proc/PID/mem is root's)",
              os.stat("/proc/%d/mem" % pid).st_uid, 0)
-        keepers = [k for k in children(pid) if comm(k) == "vep-keeper"]
+        keepers = [k for k in vephelp.children(pid) if vephelp.comm(k) == "vep-keeper"]
         C.eq("one key process, a child of the network process", len(keepers), 1)
         keeper = keepers[0]
         C.eq("key process: root", status(keeper)["Uid"], ["0"] * 4)
@@ -239,7 +201,7 @@ def main():
                                                                      "wonderland").status, 200)
         C.eq("a wrong password still fails", signin.Client(auth).login(
             "alice@example.test", "nope").status, 401)
-        rc, out = verify(w, auth, cl, pub)
+        rc, out = signin.issue_and_verify(w, auth, cl, pub)
         C.check("a certificate signed by the key process verifies", rc == 0, out)
         db = [f for f in os.listdir(w.state) if f.endswith(".db")]
         C.check("the database belongs to the user", db and all(
@@ -264,21 +226,14 @@ def main():
             check_confined("PAM helper %d after the replacement" % h, h)
 
         # Rotation and SIGHUP, read by the key process as root.
-        before = auth.get("/.well-known/browserid").json()
-        p = subprocess.run([KT, "rotate", "--dir", w.keys], capture_output=True, text=True)
-        C.eq("vep-keytool rotate: exit 0", p.returncode, 0)
+        before = auth.support()
+        C.eq("vep-keytool rotate: exit 0", vephelp.kt("rotate", "--dir", w.keys)[0], 0)
         give_keys_away(w.keys)
-        auth.send_signal(signal.SIGHUP)
-        after = before
-        for _ in range(50):
-            after = auth.get("/.well-known/browserid").json()
-            if after != before:
-                break
-            time.sleep(0.1)
+        after = auth.reload(before)
         C.check("SIGHUP as the unprivileged user: the new key is published",
                 after["public-key"] != before["public-key"])
         time.sleep(0.5)
-        rc, out = verify(w, auth, cl, pub)
+        rc, out = signin.issue_and_verify(w, auth, cl, pub)
         C.check("certificates after the rotation verify against the new document", rc == 0, out)
         C.check("network process: still no key in memory after the reload",
                 not memory_holds(pid, prime_bytes(os.path.join(w.keys, "current.pem"))))

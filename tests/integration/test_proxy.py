@@ -13,17 +13,15 @@ import signal
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import signin  # noqa: E402
 import vephelp  # noqa: E402
 
 C = vephelp.Checker("proxy")
 
 
-def login(auth, email, password, xff=None):
-    h = {"X-Forwarded-For": xff} if xff else {}
-    return signin.Client(auth).post("/api/login", {"email": email, "password": password},
-                                    headers=h)
+def login(auth, email, password, xff):
+    return signin.Client(auth).login(email, password, {"X-Forwarded-For": xff})
 
 
 def logged_from(auth, account, addr):

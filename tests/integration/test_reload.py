@@ -14,21 +14,18 @@ waiting for a restart. At start, the same
 self-test refuses a mismatched key before listening."""
 
 import base64
-import json
 import os
 import re
 import signal
-import subprocess
 import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import signin  # noqa: E402
 import vephelp  # noqa: E402
 
 C = vephelp.Checker("reload")
-KT = vephelp.keytool()
 
 
 def der_len(n):
@@ -47,21 +44,7 @@ def mismatched_pem(pem_path):
     """The key of pem_path with d and dP changed: it still parses, but its
     signatures do not verify (OpenSSL falls back from a bad CRT result to
     d, so both must be wrong)."""
-    text = subprocess.run(["openssl", "rsa", "-in", pem_path, "-text", "-noout"],
-                          capture_output=True, text=True, check=True).stdout
-    parts = {}
-    name = None
-    for ln in text.splitlines():
-        m = re.match(r"^(\w+):\s*(\d+)?", ln)
-        if m and not ln.startswith(" "):
-            name = m.group(1)
-            parts[name] = m.group(2) or ""
-            if m.group(2):
-                parts[name] = int(m.group(2))
-                name = None
-        elif name and ln.startswith(" "):
-            parts[name] += ln.strip().replace(":", "")
-    v = {k: (int(x, 16) if isinstance(x, str) else x) for k, x in parts.items()}
+    v = vephelp.openssl_rsa_numbers(pem_path)
     seq = (der_int(0) + der_int(v["modulus"]) + der_int(v["publicExponent"]) +
            der_int(v["privateExponent"] + 2) + der_int(v["prime1"]) + der_int(v["prime2"]) +
            der_int(v["exponent1"] + 2) + der_int(v["exponent2"]) + der_int(v["coefficient"]))
@@ -104,34 +87,14 @@ def write_key(path, text):
     os.close(fd)
 
 
-def support(auth):
-    return auth.get("/.well-known/browserid").json()
-
-
-def verify(w, auth, cl, pub):
-    r = cl.post("/api/cert", {"pubkey": pub, "duration": 600})
-    cert = os.path.join(w.tmp, "cert.jws")
-    doc = os.path.join(w.tmp, "support.json")
-    with open(cert, "w") as f:
-        f.write(r.json()["cert"])
-    with open(doc, "w") as f:
-        f.write(json.dumps(support(auth)))
-    p = subprocess.run([KT, "verify-cert", "--support-doc", "example.test=" + doc, cert],
-                       capture_output=True, text=True)
-    return p.returncode, p.stdout + p.stderr
-
-
 def main():
-    if not KT:
-        print("VEP_KEYTOOL not set")
-        return 1
+    if vephelp.keytool() is None:
+        C.check("vep-keytool available", False)
+        return C.finish()
     w = signin.World("workers = 2\n")
     current = os.path.join(w.keys, "current.pem")
     good = open(current).read()
-    userkey = os.path.join(w.tmp, "user.pem")
-    subprocess.run([KT, "genkey", "--out", userkey], check=True, capture_output=True)
-    pub = json.loads(subprocess.run([KT, "pubkey", userkey], check=True,
-                                    capture_output=True, text=True).stdout)
+    _, pub = vephelp.user_key(w.tmp)
     bad = mismatched_pem(current)
 
     # At start: the self-test refuses the mismatched key.
@@ -145,8 +108,8 @@ def main():
     try:
         cl = signin.Client(auth)
         C.eq("signed in", cl.login("alice@example.test", "wonderland").status, 200)
-        before = support(auth)
-        rc, out = verify(w, auth, cl, pub)
+        before = auth.support()
+        rc, out = signin.issue_and_verify(w, auth, cl, pub)
         C.check("a certificate verifies before any reload", rc == 0, out)
         load = Load(auth, cl, pub)
         load.start()
@@ -160,27 +123,20 @@ def main():
             log = auth.stderr()[mark:]
             C.check("SIGHUP with %s: an error in the log" % what,
                     "reload:" in log and "still serving the old configuration and keys" in log, log[-300:])
-            C.eq("SIGHUP with %s: the old key is still served" % what, support(auth), before)
-            rc, out = verify(w, auth, cl, pub)
+            C.eq("SIGHUP with %s: the old key is still served" % what, auth.support(), before)
+            rc, out = signin.issue_and_verify(w, auth, cl, pub)
             C.check("SIGHUP with %s: certificates still verify" % what, rc == 0, out)
         write_key(current, good)
 
         # A real rotation.
-        p = subprocess.run([KT, "rotate", "--dir", w.keys], capture_output=True, text=True)
-        C.eq("vep-keytool rotate: exit 0", p.returncode, 0)
-        auth.send_signal(signal.SIGHUP)
-        after = before
-        for _ in range(50):
-            after = support(auth)
-            if after != before:
-                break
-            time.sleep(0.1)
+        C.eq("vep-keytool rotate: exit 0", vephelp.kt("rotate", "--dir", w.keys)[0], 0)
+        after = auth.reload(before)
         C.check("SIGHUP after a rotation: a new public key",
                 after["public-key"] != before["public-key"])
         C.eq("SIGHUP after a rotation: the previous key still published",
              after["keys"][1:], [before["public-key"]])
         time.sleep(0.5)   # every loop has swapped
-        rc, out = verify(w, auth, cl, pub)
+        rc, out = signin.issue_and_verify(w, auth, cl, pub)
         C.check("certificates after the rotation verify against the new document", rc == 0, out)
         # The configuration file is read again too: a broken one changes
         # nothing; a good one changes what a reload can, and the log names

@@ -10,31 +10,21 @@ neither against the fresh document nor against the one a verifier cached.
 And why step 1 exists: rotating without it, a verifier holding the document
 from before the rotation refuses the new key's certificates."""
 
-import base64
 import json
 import os
-import signal
-import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import signin  # noqa: E402
 import vephelp  # noqa: E402
 
 C = vephelp.Checker("rotation")
-KT = vephelp.keytool()
 MAX_AGE = 1
 
 
-def kt(*args):
-    p = subprocess.run([KT] + list(args), capture_output=True, text=True)
-    return p.returncode, p.stdout + p.stderr
-
-
 def exp_ms(cert):
-    p = cert.split(".")[1]
-    return json.loads(base64.urlsafe_b64decode(p + "=" * (-len(p) % 4)))["exp"]
+    return vephelp.jws_payload(cert)["exp"]
 
 
 class RP:
@@ -59,25 +49,19 @@ class RP:
         args = ["verify-cert", "--support-doc", "example.test=" + doc]
         if at is not None:
             args += ["--at", str(at)]
-        return kt(*(args + [path]))[0] == 0
+        return vephelp.kt(*(args + [path]))[0] == 0
 
 
 def reload(auth, before):
-    auth.send_signal(signal.SIGHUP)
-    for _ in range(50):
-        doc = auth.get("/.well-known/browserid").json()
-        if doc != before:
-            time.sleep(0.3)   # every event loop has the new set
-            return doc
-        time.sleep(0.1)
-    return before
+    doc = auth.reload(before)
+    if doc != before:
+        time.sleep(0.3)   # every event loop has the new set
+    return doc
 
 
 def main():
     w = signin.World("max_age = %d\nworkers = 2\n" % MAX_AGE)
-    userkey = os.path.join(w.tmp, "user.pem")
-    kt("genkey", "--out", userkey)
-    pub = json.loads(kt("pubkey", userkey)[1])
+    _, pub = vephelp.user_key(w.tmp)
     auth = w.start()
     try:
         cl = signin.Client(auth)
@@ -93,11 +77,12 @@ def main():
         C.check("before: a certificate verifies", rp.verify(c0, doc0))
 
         # 1. Publish the next key.
-        rc, out = kt("prepare", "--dir", w.keys)
+        rc, out, err = vephelp.kt("prepare", "--dir", w.keys)
         C.eq("prepare: exit 0", rc, 0)
-        rc, out = kt("prepare", "--dir", w.keys)
+        rc, out, err = vephelp.kt("prepare", "--dir", w.keys)
         C.eq("prepare again: exit 2", rc, 2)
-        C.check("prepare again: says there is a next key", "next key already" in out, out)
+        C.check("prepare again: says there is a next key", "next key already" in out + err,
+                out + err)
         d1 = reload(auth, d0)
         doc1, _ = rp.fetch()
         C.eq("step 1: the current key still signs", d1["public-key"], d0["public-key"])
@@ -108,7 +93,7 @@ def main():
 
         # 2. After max_age every verifier's cache has the next key: switch.
         time.sleep(MAX_AGE)
-        rc, out = kt("rotate", "--dir", w.keys)
+        rc, out, err = vephelp.kt("rotate", "--dir", w.keys)
         C.eq("rotate: exit 0", rc, 0)
         d2 = reload(auth, d1)
         doc2, _ = rp.fetch()
@@ -125,7 +110,7 @@ def main():
         after = exp_ms(c0) + (MAX_AGE + 1) * 1000
         C.check("step 3: by then the old certificate is expired whatever the document",
                 not rp.verify(c0, doc2, at=after))
-        rc, out = kt("retire", "--dir", w.keys)
+        rc, out, err = vephelp.kt("retire", "--dir", w.keys)
         C.eq("retire: exit 0", rc, 0)
         d3 = reload(auth, d2)
         doc3, _ = rp.fetch()
@@ -134,7 +119,7 @@ def main():
         C.check("step 3: ... also at the retirement time", rp.verify(c1, doc3, at=exp_ms(c1) - 1))
 
         # Without step 1: the cached document does not know the new key.
-        rc, out = kt("rotate", "--dir", w.keys)
+        vephelp.kt("rotate", "--dir", w.keys)
         d4 = reload(auth, d3)
         c2 = cert()
         C.check("without prepare: the fresh document verifies the new key", rp.verify(c2, rp.fetch()[0]))

@@ -22,40 +22,18 @@ import sys
 import threading
 import time
 
-import signin
-import vephelp
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import signin  # noqa: E402
+import vephelp  # noqa: E402
 
 C = vephelp.Checker("throttle")
 FAIL_BODY = {"error": "wrong address or password"}
 
 
-def login_from(auth, addr, email, pw, cookie=None):
+def login_from(auth, addr, email, pw):
     """One sign-in as if from addr (via the trusted proxy); returns the
     response."""
-    cl = signin.Client(auth)
-    h = {"X-Forwarded-For": addr}
-    if cookie:
-        h["Cookie"] = cookie
-    return cl.post("/api/login", {"email": email, "password": pw}, headers=h)
-
-
-def burst(jobs):
-    """Runs the callables at once; returns their results in order."""
-    out = [None] * len(jobs)
-    start = threading.Barrier(len(jobs))
-
-    def one(i, fn):
-        start.wait()
-        try:
-            out[i] = fn()
-        except Exception as e:  # a dead thread must still count as an answer
-            out[i] = e
-    threads = [threading.Thread(target=one, args=(i, fn)) for i, fn in enumerate(jobs)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return out
+    return signin.Client(auth).login(email, pw, {"X-Forwarded-For": addr})
 
 
 def statuses(rs):
@@ -80,8 +58,8 @@ def check_bursts():
                      "trusted_proxies = 127.0.0.1\n")
     auth = w.start()
     try:
-        rs = burst([lambda: login_from(auth, "198.51.100.1", "slowpoke@example.test", "wrong")
-                    for _ in range(30)])
+        rs = vephelp.at_once([lambda: login_from(auth, "198.51.100.1", "slowpoke@example.test",
+                                                 "wrong") for _ in range(30)])
         got = statuses(rs)
         pam = len(w.attempts("slowpoke"))
         C.check("burst on one account: at most 5 attempts reach PAM", pam <= 5,
@@ -96,13 +74,14 @@ def check_bursts():
                 for _ in range(19)]
         jobs.insert(10, lambda: login_from(auth, "198.51.100.2", "slowpoke@example.test",
                                            "slowpoke-pw"))
-        burst(jobs)
+        vephelp.at_once(jobs)
         C.check("burst with the right password inside: at most 5 more reach PAM",
                 len(w.attempts("slowpoke")) - pam <= 5,
                 "%d" % (len(w.attempts("slowpoke")) - pam))
         before = len(w.attempts())
-        rs = burst([(lambda i=i: login_from(auth, "198.51.100.3", "slow%d@example.test" % i,
-                                            "wrong")) for i in range(40)])
+        rs = vephelp.at_once([(lambda i=i: login_from(auth, "198.51.100.3",
+                                                      "slow%d@example.test" % i, "wrong"))
+                              for i in range(40)])
         pam = len(w.attempts()) - before
         C.check("burst over 40 accounts: at most throttle_addr_max (12) reach PAM",
                 pam <= 12, "%d reached PAM" % pam)
@@ -123,8 +102,9 @@ def check_no_lockout():
         home = "198.51.100.10"
         C.eq("lockout: the owner signs in from home",
              login_from(auth, home, "alice@example.test", "wonderland").status, 200)
-        rs = burst([(lambda i=i: login_from(auth, "203.0.113.%d" % i, "alice@example.test",
-                                            "guess%d" % i)) for i in range(20)])
+        rs = vephelp.at_once([(lambda i=i: login_from(auth, "203.0.113.%d" % i,
+                                                      "alice@example.test", "guess%d" % i))
+                              for i in range(20)])
         C.eq("lockout: 20 guesses from 20 addresses each get 401", statuses(rs), [401] * 20)
         explain(auth, "lockout", statuses(rs) == [401] * 20)
         r = login_from(auth, "203.0.113.200", "alice@example.test", "guess")
@@ -149,9 +129,9 @@ def check_ipv6_and_case():
                      "throttle_pair_max = 2\npam_user_case = insensitive\n")
     auth = w.start()
     try:
-        rs = burst([(lambda i=i: login_from(auth, "2001:db8:0:1::%x" % (i + 1),
-                                            "user%d@example.test" % i, "no"))
-                    for i in range(3)])
+        rs = vephelp.at_once([(lambda i=i: login_from(auth, "2001:db8:0:1::%x" % (i + 1),
+                                                      "user%d@example.test" % i, "no"))
+                              for i in range(3)])
         C.eq("ipv6: three guesses from one /64", statuses(rs), [401] * 3)
         C.eq("ipv6: a fourth address in the same /64 is refused",
              login_from(auth, "2001:db8:0:1:ffff::1", "user9@example.test", "no").status, 429)
@@ -252,7 +232,7 @@ def check_refused_timing():
             t = time.monotonic()
             r = signin.Client(auth).login(email, pw)
             times[label] = (r, time.monotonic() - t)
-        burst([(lambda c=c: one(*c)) for c in cases])
+        vephelp.at_once([(lambda c=c: one(*c)) for c in cases])
         for label, (r, dt) in sorted(times.items()):
             C.eq("timing (%s): 401" % label, r.status, 401)
             C.eq("timing (%s): generic body" % label, r.json(), FAIL_BODY)
@@ -267,8 +247,7 @@ def check_refused_timing():
 
 def main():
     if signin.libdir() is None:
-        print("skip: libpam-wrapper is not installed")
-        return vephelp.SKIP
+        vephelp.skip("libpam-wrapper is not installed")
     check_bursts()
     check_no_lockout()
     check_ipv6_and_case()

@@ -17,14 +17,12 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import vephelp  # noqa: E402
 
 C = vephelp.Checker("tls")
 tmp = tempfile.mkdtemp(prefix="vep-tls-")
 keydir = vephelp.demo_keydir(tmp)
-state = os.path.join(tmp, "state")
-os.mkdir(state, 0o700)
 
 
 def make_cert(name):
@@ -38,9 +36,8 @@ def make_cert(name):
 
 
 def conf(crt, key, name="a"):
-    return vephelp.write(os.path.join(tmp, name + ".conf"),
-                         "state_dir = %s\nheader_timeout = 2\ntls_cert = %s\ntls_key = %s\n"
-                         "[domain example.test]\nkey_dir = %s\n" % (state, crt, key, keydir))
+    return vephelp.write_config(tmp, keydir, name, "header_timeout = 2\ntls_cert = %s\n"
+                                "tls_key = %s\n" % (crt, key))
 
 
 def context(cafile, version=None):
@@ -81,9 +78,7 @@ os.chmod(key1, 0o600)
 rc, out, err = vephelp.run(["--config", conf(crt1, key2, "mix"), "--check"])
 C.eq("TLS key of another certificate: exit 2", rc, 2)
 C.check("... says they do not match", "match" in err, err)
-only = vephelp.write(os.path.join(tmp, "only.conf"),
-                     "state_dir = %s\ntls_cert = %s\n[domain example.test]\nkey_dir = %s\n"
-                     % (state, crt1, keydir))
+only = vephelp.write_config(tmp, keydir, "only", "tls_cert = %s\n" % crt1)
 rc, out, err = vephelp.run(["--config", only, "--check"])
 C.eq("tls_cert without tls_key: exit 2", rc, 2)
 # TLS_PEM_MAX: a certificate file over 1 MiB is refused, not read whole.
@@ -98,7 +93,7 @@ rc, out, err = vephelp.run(["--config", conf(os.path.join(tmp, "none.crt"), key1
 C.eq("TLS certificate missing: exit 2", rc, 2)
 C.check("... names it", "none.crt': cannot read it" in err, err)
 
-a = vephelp.Authority(["--config", conf(crt1, key1), "--listen", "127.0.0.1:0"], tmp=tmp)
+a = vephelp.serve(conf(crt1, key1), tmp)
 C.eq("listening line says https", a.scheme, "https")
 for name, version in [("TLS 1.3", ssl.TLSVersion.TLSv1_3), ("TLS 1.2", ssl.TLSVersion.TLSv1_2)]:
     r, body, cert, ver = get(a, "/.well-known/browserid", context(crt1, version))
