@@ -25,14 +25,13 @@
 
 /* Parses "pubkey" (object, or JSON text of one) under the whole key policy,
  * its costly rules once per distinct key and loop (issuance/keycheck.h); fp gets its
- * fingerprint. Answers and returns non-zero when it is missing or not an
- * acceptable key. */
+ * fingerprint. Returns 0 with *out, VEP_ERR_NOMEM, or REQ_ERR_BAD_REQUEST
+ * with why when it is missing or not an acceptable key. */
 static int
-parse_pubkey(struct req *r, vep_key **out, char fp[65])
+parse_pubkey(const struct req *r, vep_key **out, char fp[65], char why[REQ_WHY_BUFSZ])
 {
 	json_t *jk = json_object_get(r->body, "pubkey");
 	json_t *parsed = NULL;
-	char msg[160];
 	int rc;
 
 	if (json_is_string(jk)) {
@@ -50,43 +49,47 @@ parse_pubkey(struct req *r, vep_key **out, char fp[65])
 		return 0;
 	vep_key_free(*out);
 	*out = NULL;
-	if (rc == VEP_ERR_ARG) {
-		req_reply_error_text(r, REQ_ERR_BAD_REQUEST,
+	if (rc == VEP_ERR_NOMEM)
+		return rc;
+	/* Whatever the parser or the policy refused, the key is the client's. */
+	if (rc == VEP_ERR_ARG)
+		snprintf(why, REQ_WHY_BUFSZ,
 		    "\"pubkey\" must be a BrowserID public key (object or JSON text)");
-	} else if (rc == VEP_ERR_NOMEM) {
-		req_reply_error(r, REQ_ERR_INTERNAL);
-	} else {
-		snprintf(msg, sizeof(msg), "unacceptable public key: %s", vep_strerror(rc));
-		req_reply_error_text(r, REQ_ERR_BAD_REQUEST, msg);
-	}
-	return -1;
+	else
+		snprintf(why, REQ_WHY_BUFSZ, "unacceptable public key: %s", vep_strerror(rc));
+	return REQ_ERR_BAD_REQUEST;
 }
 
-/* The lifetime to issue, in seconds; answers and returns -1 when the
- * request's "duration" is not acceptable. */
-static long
-lifetime_s(struct req *r)
+/* The lifetime to issue, in seconds, into *life_s. Returns 0, or
+ * REQ_ERR_BAD_REQUEST with why when the request's "duration" is not
+ * acceptable. */
+static int
+lifetime(const struct req *r, long *life_s, char why[REQ_WHY_BUFSZ])
 {
 	json_t *jd = json_object_get(r->body, "duration");
 	long max = authority_cfg(r->a)->cert_max_duration_s;
 	double v;
 
+	*life_s = max;
 	if (jd == NULL)
-		return max;
+		return 0;
 	v = json_is_number(jd) ? json_number_value(jd) : -1;
 	/* Whole seconds; anything over a day is capped, so huge is fine. */
 	if (v < CERT_MIN_DURATION_S || (v < 1e15 && v != (double)(long long)v)) {
-		req_reply_error_text(r, REQ_ERR_BAD_REQUEST,
+		snprintf(why, REQ_WHY_BUFSZ,
 		    "\"duration\" must be a whole number of seconds, at least 300");
-		return -1;
+		return REQ_ERR_BAD_REQUEST;
 	}
-	return v < (double)max ? (long)v : max;
+	if (v < (double)max)
+		*life_s = (long)v;
+	return 0;
 }
 
-/* Checks the optional "email" against the session. Answers and returns -1
- * on a mismatch. */
+/* Checks the optional "email" against the session. Returns 0, or
+ * REQ_ERR_BAD_REQUEST (not an address) or REQ_ERR_FORBIDDEN (another
+ * one) with why. */
 static int
-check_email(struct req *r, const char *session_email)
+check_email(const struct req *r, const char *session_email, char why[REQ_WHY_BUFSZ])
 {
 	json_t *je = json_object_get(r->body, "email");
 	char *email = NULL;
@@ -96,15 +99,15 @@ check_email(struct req *r, const char *session_email)
 		return 0;
 	if (!json_is_string(je) ||
 	    vep_email_normalize(json_string_value(je), json_string_length(je), &email) != 0) {
-		req_reply_error_text(r, REQ_ERR_BAD_REQUEST, "\"email\" is not a valid address");
-		return -1;
+		snprintf(why, REQ_WHY_BUFSZ, "\"email\" is not a valid address");
+		return REQ_ERR_BAD_REQUEST;
 	}
 	same = strcmp(email, session_email) == 0;
 	free(email);
 	if (!same) {
-		req_reply_error_text(r, REQ_ERR_FORBIDDEN,
+		snprintf(why, REQ_WHY_BUFSZ,
 		    "a certificate can only be issued for the signed-in address");
-		return -1;
+		return REQ_ERR_FORBIDDEN;
 	}
 	return 0;
 }
@@ -135,43 +138,50 @@ on_issued(int rc, const struct issuance_cert *c, void *arg)
 	json_decref(o);
 }
 
-/* Signs and records; answers when the record is durable. */
-static void
+/* Signs and records; on_issued answers when the record is durable.
+ * Returns 0, or the error to answer now. */
+static int
 issue(struct req *r, const struct domain *d, const char *email, const vep_key *user,
     const char *fp, long life_s)
 {
 	struct issuance_order o = { d, email, user, fp, life_s, r->client_addr };
 	int rc = issuance_certify(r->loop->issuance, &o, on_issued, r);
 
-	if (rc == 0)
-		return;
-	/* The key process gone or stalled is an outage, not a bug. */
-	if (rc == VEP_ERR_IO)
-		req_add_header(r, "Retry-After", "5");
-	req_reply_error(r, rc == VEP_ERR_IO || rc == SRV_ERR_UNRECORDED ? REQ_ERR_UNAVAILABLE :
-	    REQ_ERR_INTERNAL);
+	/* Everything the order holds was checked above: a signing error that
+	 * blames its input is ours, not the client's. */
+	if (rc != 0 && req_error_status(rc) < 500)
+		rc = REQ_ERR_INTERNAL;
+	return rc;
 }
 
 void
 api_certificate(struct req *r, const struct signin_session *s)
 {
 	static const char *const fields[] = { "pubkey", "duration", "email", NULL };
-	const struct domain *d;
+	const struct domain *d = NULL;
 	const char *at = strrchr(s->email, '@');
+	char fp[65], why[REQ_WHY_BUFSZ] = "";
 	vep_key *user = NULL;
-	char fp[65];
-	long life;
+	long life = 0;
+	int rc;
 
-	if (req_refuse_unknown_fields(r, fields) != 0 || check_email(r, s->email) != 0)
-		return;
+	if ((rc = req_check_fields(r, fields, why)) != 0 ||
+	    (rc = check_email(r, s->email, why)) != 0)
+		goto out;
 	d = at != NULL ? domain_set_find(authority_domains(r->a), at + 1) : NULL;
 	if (d == NULL) {
 		/* Signed in while the domain was served; it is not any more. */
-		req_reply_error(r, REQ_ERR_UNAUTHORIZED);
-		return;
+		rc = REQ_ERR_UNAUTHORIZED;
+		goto out;
 	}
-	if ((life = lifetime_s(r)) < 0 || parse_pubkey(r, &user, fp) != 0)
-		return;
-	issue(r, d, s->email, user, fp, life);
+	if ((rc = lifetime(r, &life, why)) != 0 || (rc = parse_pubkey(r, &user, fp, why)) != 0)
+		goto out;
+	rc = issue(r, d, s->email, user, fp, life);
+	/* The key process gone or stalled is an outage, not a bug. */
+	if (rc == VEP_ERR_IO)
+		req_add_header(r, "Retry-After", "5");
+out:
 	vep_key_free(user);
+	if (rc != 0)
+		req_reply_error_text(r, rc, why);
 }

@@ -44,8 +44,8 @@ static const struct {
  * http:// and the request's Host, else the domain itself. The Host is only
  * reflected when it is an address of this server or a domain we serve, and
  * req_host has limited it to host characters, so it cannot inject markup or
- * point links elsewhere. Returns REQ_ERR_COUNT or the error to answer. */
-static enum req_error
+ * point links elsewhere. Returns 0 or the error to answer. */
+static int
 link_base(const struct req *r, const struct domain *d, char base[BASE_BUFSZ])
 {
 	char host[260], hostport[260];
@@ -53,7 +53,7 @@ link_base(const struct req *r, const struct domain *d, char base[BASE_BUFSZ])
 
 	if (d->cfg->public_url != NULL) {
 		snprintf(base, BASE_BUFSZ, "%s", d->cfg->public_url);
-		return REQ_ERR_COUNT;
+		return 0;
 	}
 	rc = req_host(r, host, hostport, sizeof(host), &local);
 	if (rc < 0)
@@ -64,7 +64,7 @@ link_base(const struct req *r, const struct domain *d, char base[BASE_BUFSZ])
 	 * administrator sets public_url. */
 	snprintf(base, BASE_BUFSZ, "%s://%s", req_is_tls(r) ? "https" : "http",
 	    rc == 0 ? hostport : d->cfg->name);
-	return REQ_ERR_COUNT;
+	return 0;
 }
 
 void
@@ -89,11 +89,10 @@ hostmeta(struct req *r, int json)
 	char base[BASE_BUFSZ];
 	const struct doc *doc;
 	struct doc tmp;
-	enum req_error e;
 	int rc;
 
-	if ((e = link_base(r, r->domain, base)) != REQ_ERR_COUNT) {
-		req_reply_error(r, e);
+	if ((rc = link_base(r, r->domain, base)) != 0) {
+		req_reply_error(r, rc);
 		return;
 	}
 	if ((rc = domain_hostmeta(r->domain, base, json, &tmp, &doc)) != 0) {
@@ -159,13 +158,13 @@ rel_wanted(const struct req *r, const char *rel)
 }
 
 /* Parses resource "acct:LOCAL@DOMAIN" into the normalised email (new text)
- * and the served domain. Returns REQ_ERR_COUNT or the error to answer. */
-static enum req_error
+ * and the served domain. Returns 0 or the error to answer. */
+static int
 parse_resource(const struct req *r, char **email, struct domain **dom)
 {
 	const char *res, *at;
 	char *local = NULL, *text = NULL, *lp = NULL, *dp = NULL;
-	enum req_error e = REQ_ERR_BAD_RESOURCE;
+	int e = REQ_ERR_BAD_RESOURCE;
 
 	*email = NULL;
 	*dom = NULL;
@@ -196,9 +195,9 @@ parse_resource(const struct req *r, char **email, struct domain **dom)
 		e = REQ_ERR_UNKNOWN_DOMAIN;
 		goto out;
 	}
-	e = REQ_ERR_COUNT;
+	e = 0;
 out:
-	if (e != REQ_ERR_COUNT) {
+	if (e != 0) {
 		free(*email);
 		*email = NULL;
 		*dom = NULL;
@@ -217,14 +216,10 @@ wellknown_webfinger(struct req *r)
 	struct domain *d;
 	json_t *doc = NULL, *links = NULL, *link;
 	char *email = NULL, *text = NULL, *at;
-	enum req_error e;
 	size_t i;
+	int e;
 
-	if ((e = parse_resource(r, &email, &d)) != REQ_ERR_COUNT) {
-		req_reply_error(r, e);
-		goto out;
-	}
-	if ((e = link_base(r, d, base)) != REQ_ERR_COUNT) {
+	if ((e = parse_resource(r, &email, &d)) != 0 || (e = link_base(r, d, base)) != 0) {
 		req_reply_error(r, e);
 		goto out;
 	}

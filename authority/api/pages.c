@@ -80,7 +80,7 @@ static_exists(const char *path)
 	return lookup(path, &kind) != NULL;
 }
 
-/* Sets the CSP (and X-Frame-Options) for kind. Returns 0 or -1. The
+/* Sets the CSP (and X-Frame-Options) for kind. Returns 0 or VEP_ERR_NOMEM. The
  * webmail embed may be framed by exactly the configured embed_origins (the
  * list its page is given too, see fill_page), nobody when there are none;
  * the legacy pages name the shim's origin when one is configured. */
@@ -90,6 +90,7 @@ page_headers(struct req *r, const struct config *cfg, enum page_kind kind)
 	const char *shim = cfg->shim_origin;
 	char anc[LIMIT_EMBED_ORIGINS_BYTES + 300], csp[LIMIT_EMBED_ORIGINS_BYTES + 1000];
 	int legacy = (kind == KIND_PROVISION || kind == KIND_AUTHENTICATE) && shim != NULL;
+	int rc;
 
 	if (kind == KIND_ASSET)
 		return 0;
@@ -102,11 +103,11 @@ page_headers(struct req *r, const struct config *cfg, enum page_kind kind)
 	snprintf(csp, sizeof(csp), "default-src 'none'; script-src 'self'%s%s; style-src 'self'; "
 	    "connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; "
 	    "frame-ancestors %s", legacy ? " " : "", legacy ? shim : "", anc);
-	if (req_add_header(r, "Content-Security-Policy", csp) != 0)
-		return -1;
+	if ((rc = req_add_header(r, "Content-Security-Policy", csp)) != 0)
+		return rc;
 	/* For browsers that predate frame-ancestors. */
-	if (strcmp(anc, "'none'") == 0 && req_add_header(r, "X-Frame-Options", "DENY") != 0)
-		return -1;
+	if (strcmp(anc, "'none'") == 0)
+		return req_add_header(r, "X-Frame-Options", "DENY");
 	return 0;
 }
 
@@ -164,6 +165,7 @@ static_serve(struct req *r)
 	const struct config *cfg = authority_cfg(r->a);
 	char *filled;
 	size_t len;
+	int rc;
 
 	if (f == NULL) {
 		req_reply_error(r, REQ_ERR_NOT_FOUND);
@@ -176,8 +178,8 @@ static_serve(struct req *r)
 		    "shim_origin is not configured");
 		return;
 	}
-	if (page_headers(r, cfg, kind) != 0) {
-		req_reply_error(r, REQ_ERR_INTERNAL);
+	if ((rc = page_headers(r, cfg, kind)) != 0) {
+		req_reply_error(r, rc);
 		return;
 	}
 	if (kind != KIND_PROVISION && kind != KIND_AUTHENTICATE && kind != KIND_EMBED) {

@@ -60,14 +60,15 @@ static const struct route routes[] = {
 /* Every other path is a file of www/ or nothing (api/pages.c decides). */
 static const struct route static_route = { "(www)", GET_HEAD, ROUTE_DOMAIN, static_serve, NULL };
 
-/* A check returns REQ_ERR_COUNT to pass, else the error to answer with. */
-typedef enum req_error (*preflight_check)(struct req *r, struct signin_session *s);
+/* A check returns 0 to pass, else the error to answer with (any code of
+ * core/errors.h: edge/req.c's table says what the client gets). */
+typedef int (*preflight_check)(struct req *r, struct signin_session *s);
 
-static enum req_error check_domain(struct req *r, struct signin_session *s);
-static enum req_error check_origin(struct req *r, struct signin_session *s);
-static enum req_error check_auth(struct req *r, struct signin_session *s);
-static enum req_error check_csrf(struct req *r, struct signin_session *s);
-static enum req_error check_json(struct req *r, struct signin_session *s);
+static int check_domain(struct req *r, struct signin_session *s);
+static int check_origin(struct req *r, struct signin_session *s);
+static int check_auth(struct req *r, struct signin_session *s);
+static int check_csrf(struct req *r, struct signin_session *s);
+static int check_json(struct req *r, struct signin_session *s);
 
 /* One row per route flag, run in this order. */
 static const struct {
@@ -83,14 +84,13 @@ static const struct {
 
 #define NPREFLIGHTS (sizeof(preflights) / sizeof(preflights[0]))
 
-static enum req_error
+static int
 check_domain(struct req *r, struct signin_session *s)
 {
 	struct domain_set *set = authority_domains(r->a);
 	char host[300], hostport[300], *name = NULL;
 	const char *dp;
-	int local, rc;
-	enum req_error e = REQ_ERR_COUNT;
+	int local, rc, e = 0;
 
 	if (req_param_count(r, "domain") > 1)
 		return REQ_ERR_BAD_TARGET; /* which one would a verifier mean? */
@@ -114,10 +114,10 @@ check_domain(struct req *r, struct signin_session *s)
 	 * the first configured domain is meant. */
 	if (rc == 1 || local) {
 		r->domain = &set->v[0];
-		return REQ_ERR_COUNT;
+		return 0;
 	}
 	r->domain = domain_set_find(set, host);
-	return r->domain != NULL ? REQ_ERR_COUNT : REQ_ERR_UNKNOWN_DOMAIN;
+	return r->domain != NULL ? 0 : REQ_ERR_UNKNOWN_DOMAIN;
 }
 
 /* 1 when a and b (text, without brackets) are the same IP address. */
@@ -134,7 +134,8 @@ same_ip(const char *a, const char *b)
 }
 
 /* The host of url ("scheme://host[:port]", IPv6 in brackets) into out
- * (outlen bytes), lowercase, without brackets. Returns 0 or -1. */
+ * (outlen bytes), lowercase, without brackets. Returns 0 or
+ * VEP_ERR_INVALID. */
 static int
 url_host(const char *url, char *out, size_t outlen)
 {
@@ -142,18 +143,18 @@ url_host(const char *url, char *out, size_t outlen)
 	size_t n, i;
 
 	if (h == NULL)
-		return -1;
+		return VEP_ERR_INVALID;
 	h += 3;
 	if (*h == '[')
 		e = strchr(++h, ']');
 	else
 		e = h + strcspn(h, ":/");
 	if (e == NULL || (n = (size_t)(e - h)) == 0 || n >= outlen)
-		return -1;
+		return VEP_ERR_INVALID;
 	for (i = 0; i < n; i++)
 		out[i] = (char)tolower((unsigned char)h[i]);
 	out[n] = '\0';
-	return 0;
+	return VEP_OK;
 }
 
 /* Where the listener is bound, as far as Host goes. */
@@ -185,7 +186,7 @@ listen_kind(const char *addr)
  * else is refused, so no unknown Host is reflected into documents caches
  * keep (host-meta, WebFinger), and a DNS-rebinding page, whose requests
  * carry its own name, finds nothing to talk to. */
-static enum req_error
+static int
 check_host(struct req *r)
 {
 	const struct config *cfg = authority_cfg(r->a);
@@ -197,24 +198,24 @@ check_host(struct req *r)
 
 	rc = req_host(r, host, hostport, sizeof(host), &local);
 	if (rc == 1)
-		return REQ_ERR_COUNT; /* HTTP/1.0 (edge/conn.c refuses HTTP/1.1 without one) */
+		return 0; /* HTTP/1.0 (edge/conn.c refuses HTTP/1.1 without one) */
 	if (rc < 0)
 		return REQ_ERR_BAD_HOST;
 	for (i = 0; i < cfg->ndomains; i++) {
 		if (strcmp(cfg->domains[i].name, host) == 0)
-			return REQ_ERR_COUNT;
+			return 0;
 		if (cfg->domains[i].public_url != NULL &&
 		    url_host(cfg->domains[i].public_url, uhost, sizeof(uhost)) == 0 &&
 		    (strcmp(uhost, host) == 0 || same_ip(uhost, host)))
-			return REQ_ERR_COUNT;
+			return 0;
 	}
 	/* The listen address is a restart-only key: the start's. */
 	if (!local || config_parse_listen(r->a->cfg->listen, lhost, sizeof(lhost), &lport) != 0)
 		return REQ_ERR_MISDIRECTED;
 	kind = listen_kind(lhost);
 	if (strcmp(host, "localhost") == 0)
-		return kind != LISTEN_ONE ? REQ_ERR_COUNT : REQ_ERR_MISDIRECTED;
-	return kind == LISTEN_ANY || same_ip(lhost, host) ? REQ_ERR_COUNT : REQ_ERR_MISDIRECTED;
+		return kind != LISTEN_ONE ? 0 : REQ_ERR_MISDIRECTED;
+	return kind == LISTEN_ANY || same_ip(lhost, host) ? 0 : REQ_ERR_MISDIRECTED;
 }
 
 /* 1 when origin ("scheme://host[:port]", no path) names this server: a
@@ -244,7 +245,7 @@ origin_ours(struct req *r, const char *origin)
 	return strcasecmp(h, hostport) == 0;
 }
 
-static enum req_error
+static int
 check_origin(struct req *r, struct signin_session *s)
 {
 	const char *origin = req_header(r, "Origin");
@@ -252,32 +253,32 @@ check_origin(struct req *r, struct signin_session *s)
 	/* No Origin: not a browser's cross-origin request (browsers send one
 	 * on every cross-origin POST); "null" and foreign origins are refused. */
 	if (origin == NULL)
-		return REQ_ERR_COUNT;
-	return origin_ours(r, origin) ? REQ_ERR_COUNT : REQ_ERR_ORIGIN;
+		return 0;
+	return origin_ours(r, origin) ? 0 : REQ_ERR_ORIGIN;
 }
 
-static enum req_error
+static int
 check_auth(struct req *r, struct signin_session *s)
 {
 	int rc = signin_session_find(r->loop->signin, req_header(r, "Cookie"), s);
 
-	if (rc == 0)
-		return REQ_ERR_COUNT;
-	if (rc == DB_ERR_NOTFOUND)
-		return REQ_ERR_UNAUTHORIZED;
-	return rc == DB_ERR_BUSY || rc == DB_ERR_FULL ? REQ_ERR_UNAVAILABLE : REQ_ERR_INTERNAL;
+	if (rc == 0 || rc == DB_ERR_BUSY || rc == DB_ERR_FULL)
+		return rc;
+	/* No such session: the client is not signed in. Any other failure
+	 * of the lookup is a fault here, even the store's I/O error (which
+	 * elsewhere means the key process is out of reach). */
+	return rc == DB_ERR_NOTFOUND ? REQ_ERR_UNAUTHORIZED : REQ_ERR_INTERNAL;
 }
 
-static enum req_error
+static int
 check_csrf(struct req *r, struct signin_session *s)
 {
 	if (s->email[0] == '\0')
 		return REQ_ERR_UNAUTHORIZED; /* routes list ROUTE_AUTH with it */
-	return signin_session_csrf_ok(s, req_header(r, "X-CSRF-Token")) ?
-	    REQ_ERR_COUNT : REQ_ERR_CSRF;
+	return signin_session_csrf_ok(s, req_header(r, "X-CSRF-Token")) ? 0 : REQ_ERR_CSRF;
 }
 
-static enum req_error
+static int
 check_json(struct req *r, struct signin_session *s)
 {
 	return req_read_json(r, &r->body);
@@ -299,12 +300,11 @@ router_dispatch(struct req *r)
 {
 	struct signin_session s = { 0 };
 	const struct route *rt;
-	enum req_error e;
 	unsigned allowed;
 	size_t i;
+	int e;
 
-	if ((e = check_host(r)) != REQ_ERR_COUNT ||
-	    (e = req_parse_target(r)) != REQ_ERR_COUNT) {
+	if ((e = check_host(r)) != 0 || (e = req_parse_target(r)) != 0) {
 		req_reply_error(r, e);
 		return;
 	}
@@ -322,7 +322,7 @@ router_dispatch(struct req *r)
 	for (i = 0; i < NPREFLIGHTS; i++) {
 		if ((rt->flags & preflights[i].flag) == 0)
 			continue;
-		if ((e = preflights[i].check(r, &s)) != REQ_ERR_COUNT) {
+		if ((e = preflights[i].check(r, &s)) != 0) {
 			req_reply_error(r, e);
 			goto out;
 		}

@@ -199,15 +199,16 @@ next_field(char **pp)
 	return start;
 }
 
-/* Parses one line (NUL-terminated, without its newline). Returns 1 with *a
- * filled for an entry, 0 for a blank or comment line, or a negative code
- * with *why set. */
+/* Parses one line (NUL-terminated, without its newline) into *a, cleared
+ * first: an entry fills it, a blank or comment line leaves a->local NULL.
+ * Returns 0, or VEP_ERR_INVALID with *why set. */
 static int
 parse_line(char *line, size_t len, struct alias *a, const char **why)
 {
 	char *p = line, *local, *user;
 	size_t ulen;
 
+	memset(a, 0, sizeof(*a));
 	if (len > 0 && line[len - 1] == '\r') /* CRLF file */
 		line[--len] = '\0';
 	while (*p == ' ' || *p == '\t')
@@ -242,7 +243,7 @@ parse_line(char *line, size_t len, struct alias *a, const char **why)
 	}
 	a->local = local;
 	a->user = user;
-	return 1;
+	return VEP_OK;
 }
 
 static int
@@ -280,12 +281,11 @@ load_aliases(struct account_map *m, const char *path, const char *text, size_t l
 			goto out;
 		}
 		*eol = '\0';
-		memset(&a, 0, sizeof(a));
 		rc = parse_line(p, (size_t)(eol - p), &a, &why);
 		p = eol + 1;
-		if (rc < 0)
+		if (rc != 0)
 			goto out;
-		if (rc == 0)
+		if (a.local == NULL)
 			continue;
 		if (m->n == ACCOUNT_ALIASES_MAX) {
 			why = "more than 100000 entries";

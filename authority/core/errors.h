@@ -1,10 +1,11 @@
 /*
  * core/errors.h - the server's one error vocabulary: every fallible
  * function returns 0 or a negative code, libvep's VEP_ERR_* (err.h), the
- * store's DB_ERR_* or the server's SRV_ERR_*. The three ranges never
- * overlap, so one int carries any of them through every layer, and
- * srv_strerror names each. Only api/ turns a code into an HTTP status
- * (edge/req.h: req_error_from_code).
+ * store's DB_ERR_*, the server's SRV_ERR_* or a request's REQ_ERR_*. The
+ * four ranges never overlap, so one int carries any of them through every
+ * layer, and srv_strerror names each. Only the HTTP edge turns a code into
+ * a status and a public message, in one table (edge/req.h:
+ * req_reply_error, req_error_from_code).
  */
 #ifndef AUTHORITY_CORE_ERRORS_H
 #define AUTHORITY_CORE_ERRORS_H
@@ -31,8 +32,36 @@ enum srv_err {
 	SRV_ERR_UNRECORDED = -205, /* no room to record it: not done */
 };
 
-/* A short English reason for any SRV_ERR_*, DB_ERR_* or VEP_ERR_* code
- * (never NULL). For logs and administrators, never for clients. */
+/* What a request did wrong, or what it gets instead of an answer: each is
+ * one row of edge/req.c's table (the status in the comments). */
+enum req_err {
+	REQ_ERR_BAD_REQUEST = -300,     /* 400 */
+	REQ_ERR_BAD_TARGET = -301,      /* 400 malformed path or query string */
+	REQ_ERR_BAD_DOMAIN = -302,      /* 400 ?domain= not a domain name */
+	REQ_ERR_BAD_HOST = -303,        /* 400 malformed Host header */
+	REQ_ERR_BAD_RESOURCE = -304,    /* 400 WebFinger resource missing/malformed */
+	REQ_ERR_BAD_JSON = -305,        /* 400 body not one strict JSON object */
+	REQ_ERR_UNAUTHORIZED = -306,    /* 401 not signed in */
+	REQ_ERR_FORBIDDEN = -307,       /* 403 */
+	REQ_ERR_CSRF = -308,            /* 403 X-CSRF-Token missing or wrong */
+	REQ_ERR_ORIGIN = -309,          /* 403 Origin present and not ours */
+	REQ_ERR_NOT_FOUND = -310,       /* 404 */
+	REQ_ERR_UNKNOWN_DOMAIN = -311,  /* 404 a domain we do not serve */
+	REQ_ERR_METHOD = -312,          /* 405 (req_reply_method adds Allow) */
+	REQ_ERR_EXPECTATION = -313,     /* 417 Expect other than 100-continue */
+	REQ_ERR_TOO_LARGE = -314,       /* 413 */
+	REQ_ERR_URI_TOO_LONG = -315,    /* 414 */
+	REQ_ERR_MEDIA_TYPE = -316,      /* 415 */
+	REQ_ERR_MISDIRECTED = -317,     /* 421 Host names nothing served here */
+	REQ_ERR_TOO_MANY = -318,        /* 429 */
+	REQ_ERR_INTERNAL = -319,        /* 500 */
+	REQ_ERR_NOT_IMPLEMENTED = -320, /* 501 a method libevent does not know */
+	REQ_ERR_UNAVAILABLE = -321,     /* 503 */
+};
+
+/* A short English reason for any REQ_ERR_*, SRV_ERR_*, DB_ERR_* or
+ * VEP_ERR_* code (never NULL). For logs and administrators, never for
+ * clients (edge/req.c has their words). */
 const char *srv_strerror(int err);
 
 #endif

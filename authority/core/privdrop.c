@@ -104,7 +104,8 @@ privdrop_to(uid_t uid, gid_t gid, char *err, size_t errlen)
 }
 
 /* The calling thread's effective, permitted and inheritable sets, through
- * the raw syscall (64-bit sets: _LINUX_CAPABILITY_VERSION_3). */
+ * the raw syscall (64-bit sets: _LINUX_CAPABILITY_VERSION_3). Returns 0,
+ * or VEP_ERR_IO with errno set (the caller says why). */
 static int
 caps_get(uint64_t *eff, uint64_t *prm, uint64_t *inh)
 {
@@ -113,13 +114,14 @@ caps_get(uint64_t *eff, uint64_t *prm, uint64_t *inh)
 
 	memset(d, 0, sizeof(d));
 	if (syscall(SYS_capget, &h, d) != 0)
-		return -1;
+		return VEP_ERR_IO;
 	*eff = d[0].effective | (uint64_t)d[1].effective << 32;
 	*prm = d[0].permitted | (uint64_t)d[1].permitted << 32;
 	*inh = d[0].inheritable | (uint64_t)d[1].inheritable << 32;
-	return 0;
+	return VEP_OK;
 }
 
+/* Sets them. Returns 0, or VEP_ERR_IO with errno set. */
 static int
 caps_set(uint64_t eff, uint64_t prm, uint64_t inh)
 {
@@ -133,10 +135,11 @@ caps_set(uint64_t eff, uint64_t prm, uint64_t inh)
 	d[1].permitted = (uint32_t)(prm >> 32);
 	d[0].inheritable = (uint32_t)inh;
 	d[1].inheritable = (uint32_t)(inh >> 32);
-	return syscall(SYS_capset, &h, d) == 0 ? 0 : -1;
+	return syscall(SYS_capset, &h, d) == 0 ? VEP_OK : VEP_ERR_IO;
 }
 
-/* The bounding set, as a mask; -1 when it cannot be read. */
+/* The bounding set, as a mask. Returns 0, or VEP_ERR_IO with errno set
+ * when it cannot be read. */
 static int
 bounding_get(uint64_t *bnd)
 {
@@ -147,12 +150,12 @@ bounding_get(uint64_t *bnd)
 		if ((r = prctl(PR_CAPBSET_READ, (unsigned long)cap, 0, 0, 0)) < 0) {
 			if (errno == EINVAL)
 				break;   /* past the kernel's last capability */
-			return -1;
+			return VEP_ERR_IO;
 		}
 		if (r == 1)
 			*bnd |= PRIVDROP_CAP(cap);
 	}
-	return 0;
+	return VEP_OK;
 }
 
 int

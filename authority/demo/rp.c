@@ -104,10 +104,9 @@ verify(struct req *r)
 	json_t *o;
 	size_t n = 0;
 	int rc;
-	enum req_error e;
 
-	if ((e = req_read_json(r, &r->body)) != REQ_ERR_COUNT) {
-		req_reply_error(r, e);
+	if ((rc = req_read_json(r, &r->body)) != 0) {
+		req_reply_error(r, rc);
 		return;
 	}
 	text = json_string_value(json_object_get(r->body, "assertion"));
@@ -141,10 +140,10 @@ verify(struct req *r)
 static void
 handle(struct req *r)
 {
-	enum req_error e;
 	size_t i;
+	int e;
 
-	if ((e = req_parse_target(r)) != REQ_ERR_COUNT) {
+	if ((e = req_parse_target(r)) != 0) {
 		req_reply_error(r, e);
 		return;
 	}

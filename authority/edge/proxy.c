@@ -22,26 +22,26 @@ struct proxy_list {
 	size_t n;
 };
 
-/* Parses a plain address of len bytes; 0 on success. */
+/* Parses a plain address of len bytes. Returns 0 or VEP_ERR_INVALID. */
 static int
 parse_addr(const char *s, size_t len, int *family, uint8_t addr[16])
 {
 	char buf[INET6_ADDRSTRLEN];
 
 	if (len == 0 || len >= sizeof(buf))
-		return -1;
+		return VEP_ERR_INVALID;
 	memcpy(buf, s, len);
 	buf[len] = '\0';
 	memset(addr, 0, 16);
 	if (inet_pton(AF_INET, buf, addr) == 1) {
 		*family = AF_INET;
-		return 0;
+		return VEP_OK;
 	}
 	if (inet_pton(AF_INET6, buf, addr) == 1) {
 		*family = AF_INET6;
-		return 0;
+		return VEP_OK;
 	}
-	return -1;
+	return VEP_ERR_INVALID;
 }
 
 /* 1 when the first bits of a and b agree. */

@@ -33,37 +33,109 @@
 #include "secmem.h"
 #include "util.h"
 
-/* The one error table: status, reason phrase (for answers edge/conn.c writes
- * itself) and the public message of every error. The messages are fixed
- * strings, never input or internals. */
-static const struct {
+/* The one error table: the status, reason phrase (for answers edge/conn.c
+ * writes itself) and public message of every REQ_ERR_*. The messages are
+ * fixed strings, never input or internals. */
+static const struct req_error_row {
+	int err;
 	int status;
 	const char *reason;
 	const char *message;
-} req_errors[REQ_ERR_COUNT] = {
-	[REQ_ERR_BAD_REQUEST] = { 400, "Bad Request", "bad request" },
-	[REQ_ERR_BAD_TARGET] = { 400, "Bad Request", "malformed request target" },
-	[REQ_ERR_BAD_DOMAIN] = { 400, "Bad Request", "invalid domain parameter" },
-	[REQ_ERR_BAD_HOST] = { 400, "Bad Request", "invalid Host header" },
-	[REQ_ERR_BAD_RESOURCE] = { 400, "Bad Request", "missing or malformed resource" },
-	[REQ_ERR_BAD_JSON] = { 400, "Bad Request", "malformed JSON body" },
-	[REQ_ERR_UNAUTHORIZED] = { 401, "Unauthorized", "not signed in" },
-	[REQ_ERR_FORBIDDEN] = { 403, "Forbidden", "forbidden" },
-	[REQ_ERR_CSRF] = { 403, "Forbidden", "missing or wrong X-CSRF-Token header" },
-	[REQ_ERR_ORIGIN] = { 403, "Forbidden", "cross-origin request refused" },
-	[REQ_ERR_NOT_FOUND] = { 404, "Not Found", "not found" },
-	[REQ_ERR_UNKNOWN_DOMAIN] = { 404, "Not Found", "domain not served here" },
-	[REQ_ERR_METHOD] = { 405, "Method Not Allowed", "method not allowed" },
-	[REQ_ERR_EXPECTATION] = { 417, "Expectation Failed", "expectation failed" },
-	[REQ_ERR_TOO_LARGE] = { 413, "Content Too Large", "request too large" },
-	[REQ_ERR_URI_TOO_LONG] = { 414, "URI Too Long", "request target too long" },
-	[REQ_ERR_MEDIA_TYPE] = { 415, "Unsupported Media Type", "unsupported media type" },
-	[REQ_ERR_MISDIRECTED] = { 421, "Misdirected Request", "host not served here" },
-	[REQ_ERR_TOO_MANY] = { 429, "Too Many Requests", "too many requests" },
-	[REQ_ERR_INTERNAL] = { 500, "Internal Server Error", "internal error" },
-	[REQ_ERR_NOT_IMPLEMENTED] = { 501, "Not Implemented", "method not implemented" },
-	[REQ_ERR_UNAVAILABLE] = { 503, "Service Unavailable", "service unavailable" },
+} req_errors[] = {
+	{ REQ_ERR_BAD_REQUEST, 400, "Bad Request", "bad request" },
+	{ REQ_ERR_BAD_TARGET, 400, "Bad Request", "malformed request target" },
+	{ REQ_ERR_BAD_DOMAIN, 400, "Bad Request", "invalid domain parameter" },
+	{ REQ_ERR_BAD_HOST, 400, "Bad Request", "invalid Host header" },
+	{ REQ_ERR_BAD_RESOURCE, 400, "Bad Request", "missing or malformed resource" },
+	{ REQ_ERR_BAD_JSON, 400, "Bad Request", "malformed JSON body" },
+	{ REQ_ERR_UNAUTHORIZED, 401, "Unauthorized", "not signed in" },
+	{ REQ_ERR_FORBIDDEN, 403, "Forbidden", "forbidden" },
+	{ REQ_ERR_CSRF, 403, "Forbidden", "missing or wrong X-CSRF-Token header" },
+	{ REQ_ERR_ORIGIN, 403, "Forbidden", "cross-origin request refused" },
+	{ REQ_ERR_NOT_FOUND, 404, "Not Found", "not found" },
+	{ REQ_ERR_UNKNOWN_DOMAIN, 404, "Not Found", "domain not served here" },
+	{ REQ_ERR_METHOD, 405, "Method Not Allowed", "method not allowed" },
+	{ REQ_ERR_EXPECTATION, 417, "Expectation Failed", "expectation failed" },
+	{ REQ_ERR_TOO_LARGE, 413, "Content Too Large", "request too large" },
+	{ REQ_ERR_URI_TOO_LONG, 414, "URI Too Long", "request target too long" },
+	{ REQ_ERR_MEDIA_TYPE, 415, "Unsupported Media Type", "unsupported media type" },
+	{ REQ_ERR_MISDIRECTED, 421, "Misdirected Request", "host not served here" },
+	{ REQ_ERR_TOO_MANY, 429, "Too Many Requests", "too many requests" },
+	{ REQ_ERR_INTERNAL, 500, "Internal Server Error", "internal error" },
+	{ REQ_ERR_NOT_IMPLEMENTED, 501, "Not Implemented", "method not implemented" },
+	{ REQ_ERR_UNAVAILABLE, 503, "Service Unavailable", "service unavailable" },
 };
+
+#define NERRORS (sizeof(req_errors) / sizeof(req_errors[0]))
+
+/* The rest of the vocabulary (core/errors.h) that a request can end in:
+ * the REQ_ERR_* row each is answered with, and a more precise public
+ * message than the row's, or NULL. Any code in neither table is ours, not
+ * the client's: INTERNAL. */
+static const struct {
+	int err;
+	int as;
+	const char *message;
+} req_error_codes[] = {
+	/* libvep: what the client sent is unacceptable; I/O is the key
+	 * process gone or stalled, an outage. */
+	{ VEP_ERR_INVALID, REQ_ERR_BAD_REQUEST, NULL },
+	{ VEP_ERR_TOOBIG, REQ_ERR_TOO_LARGE, NULL },
+	{ VEP_ERR_ALG, REQ_ERR_BAD_REQUEST, NULL },
+	{ VEP_ERR_KEYSIZE, REQ_ERR_BAD_REQUEST, NULL },
+	{ VEP_ERR_KEY, REQ_ERR_BAD_REQUEST, NULL },
+	{ VEP_ERR_EMAIL, REQ_ERR_BAD_REQUEST, NULL },
+	{ VEP_ERR_TIME, REQ_ERR_BAD_REQUEST, NULL },
+	{ VEP_ERR_IO, REQ_ERR_UNAVAILABLE, NULL },
+	/* The server's verdicts, and what it could not do now. */
+	{ SRV_ERR_CANCELED, REQ_ERR_UNAVAILABLE, NULL },
+	{ SRV_ERR_NOT_SERVED, REQ_ERR_BAD_REQUEST,
+	  "this authority does not serve that address's domain" },
+	{ SRV_ERR_THROTTLED, REQ_ERR_TOO_MANY, "too many failed sign-ins; try again later" },
+	/* The one answer to every failed sign-in, whatever the reason. */
+	{ SRV_ERR_DENIED, REQ_ERR_UNAUTHORIZED, "wrong address or password" },
+	{ SRV_ERR_UNDECIDED, REQ_ERR_UNAVAILABLE, NULL },
+	{ SRV_ERR_UNRECORDED, REQ_ERR_UNAVAILABLE, NULL },
+	/* The store: locked or full is an outage; anything else is broken. */
+	{ DB_ERR_BUSY, REQ_ERR_UNAVAILABLE, NULL },
+	{ DB_ERR_FULL, REQ_ERR_UNAVAILABLE, NULL },
+};
+
+/* err's own row, or NULL when err is no REQ_ERR_*. */
+static const struct req_error_row *
+find_row(int err)
+{
+	size_t i;
+
+	for (i = 0; i < NERRORS; i++)
+		if (req_errors[i].err == err)
+			return &req_errors[i];
+	return NULL;
+}
+
+/* The row err is answered with, and its public message (may be NULL). */
+static const struct req_error_row *
+error_row(int err, const char **message)
+{
+	const struct req_error_row *row;
+	const char *precise = NULL;
+	size_t i;
+
+	for (i = 0; i < sizeof(req_error_codes) / sizeof(req_error_codes[0]); i++) {
+		if (req_error_codes[i].err == err) {
+			err = req_error_codes[i].as;
+			precise = req_error_codes[i].message;
+			break;
+		}
+	}
+	if ((row = find_row(err)) == NULL) {
+		row = find_row(REQ_ERR_INTERNAL);
+		precise = NULL;
+	}
+	if (message != NULL)
+		*message = precise != NULL ? precise : row->message;
+	return row;
+}
 
 /* libevent's command types, our bits and names (also the Allow order),
  * and whether libevent 2.1.12 reads a body for the method at all
@@ -88,40 +160,27 @@ static const struct {
 
 #define NMETHODS (sizeof(req_methods) / sizeof(req_methods[0]))
 
-/* VEP_ERR_* codes that are the client's fault; anything else is ours. */
-static const struct {
-	int vep;
-	enum req_error e;
-} vep_errors[] = {
-	{ VEP_ERR_INVALID, REQ_ERR_BAD_REQUEST },
-	{ VEP_ERR_TOOBIG, REQ_ERR_TOO_LARGE },
-	{ VEP_ERR_ALG, REQ_ERR_BAD_REQUEST },
-	{ VEP_ERR_KEYSIZE, REQ_ERR_BAD_REQUEST },
-	{ VEP_ERR_KEY, REQ_ERR_BAD_REQUEST },
-	{ VEP_ERR_EMAIL, REQ_ERR_BAD_REQUEST },
-	{ VEP_ERR_TIME, REQ_ERR_BAD_REQUEST },
-	{ VEP_ERR_IO, REQ_ERR_UNAVAILABLE },
-};
-
 static const char default_csp[] = "default-src 'none'; frame-ancestors 'none'";
 
-enum req_error
-req_error_from_vep(int vep_err)
+int
+req_error_from_code(int err)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof(vep_errors) / sizeof(vep_errors[0]); i++)
-		if (vep_errors[i].vep == vep_err)
-			return vep_errors[i].e;
-	return REQ_ERR_INTERNAL;
+	return error_row(err, NULL)->err;
 }
 
 int
-req_error_status(enum req_error e)
+req_error_status(int err)
 {
-	if ((unsigned)e >= REQ_ERR_COUNT)
-		e = REQ_ERR_INTERNAL;
-	return req_errors[e].status;
+	return error_row(err, NULL)->status;
+}
+
+const char *
+req_error_message(int err)
+{
+	const char *message;
+
+	error_row(err, &message);
+	return message;
 }
 
 /* The connection's peer address as text, "unknown" when it has none. */
@@ -270,7 +329,7 @@ req_pct_decode(const char *s, size_t len, char **out)
 }
 
 /* Adds one decoded name=value pair from raw bytes [s, s+len). */
-static enum req_error
+static int
 add_param(struct req *r, const char *s, size_t len)
 {
 	const char *eq = memchr(s, '=', len);
@@ -291,7 +350,7 @@ add_param(struct req *r, const char *s, size_t len)
 		goto bad;
 	r->params = np;
 	r->params[r->nparams++] = p;
-	return REQ_ERR_COUNT;
+	return 0;
 bad:
 	free(p.name);
 	free(p.value);
@@ -300,12 +359,12 @@ bad:
 	return REQ_ERR_BAD_TARGET;
 }
 
-enum req_error
+int
 req_parse_target(struct req *r)
 {
 	const char *t = r->target, *q, *s, *amp, *end;
 	size_t len = strlen(t), i;
-	enum req_error e;
+	int e;
 
 	if (len > LIMIT_URI_BYTES)
 		return REQ_ERR_URI_TOO_LONG;
@@ -328,17 +387,17 @@ req_parse_target(struct req *r)
 	if (req_pct_decode(t, (size_t)(end - t), &r->path) != 0)
 		return REQ_ERR_BAD_TARGET;
 	if (q == NULL)
-		return REQ_ERR_COUNT;
+		return 0;
 	for (s = q + 1; *s != '\0'; s = *amp != '\0' ? amp + 1 : amp) {
 		amp = strchr(s, '&');
 		if (amp == NULL)
 			amp = s + strlen(s);
 		if (amp == s)
 			continue; /* "a=1&&b=2": an empty pair carries nothing */
-		if ((e = add_param(r, s, (size_t)(amp - s))) != REQ_ERR_COUNT)
+		if ((e = add_param(r, s, (size_t)(amp - s))) != 0)
 			return e;
 	}
-	return REQ_ERR_COUNT;
+	return 0;
 }
 
 const char *
@@ -446,12 +505,12 @@ is_tchar(unsigned char c)
 	return isalnum(c) || (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
-static enum req_error
-scan_fail(struct req_scan *s, enum req_error e, const char *why)
+static int
+scan_fail(struct req_scan *s, int e, const char *why)
 {
 	s->state = SCAN_FAILED;
 	s->error = e;
-	s->why = why != NULL ? why : req_errors[e].message;
+	s->why = why != NULL ? why : req_error_message(e);
 	return e;
 }
 
@@ -476,11 +535,11 @@ req_scan_init(struct req_scan *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->state = SCAN_IDLE;
-	s->error = REQ_ERR_COUNT;
+	s->error = 0;
 }
 
 /* The request line's method ended (at the space). */
-static enum req_error
+static int
 scan_method(struct req_scan *s)
 {
 	size_t i;
@@ -495,7 +554,7 @@ scan_method(struct req_scan *s)
 		 * proxy. */
 		if (s->method == REQ_M_CONNECT)
 			break;
-		return REQ_ERR_COUNT;
+		return 0;
 	}
 	/* libevent would answer its own 501 page. */
 	return scan_fail(s, REQ_ERR_NOT_IMPLEMENTED, NULL);
@@ -532,7 +591,7 @@ scan_value(struct req_scan *s)
 }
 
 /* The head ended: is its framing unambiguous, and what follows it? */
-static enum req_error
+static int
 scan_head_end(struct req_scan *s)
 {
 	int body = 0;
@@ -577,11 +636,11 @@ scan_head_end(struct req_scan *s)
 	} else {
 		s->state = SCAN_IDLE;
 	}
-	return REQ_ERR_COUNT;
+	return 0;
 }
 
 /* One byte of a request line or header line (the head). */
-static enum req_error
+static int
 scan_head_byte(struct req_scan *s, unsigned char c)
 {
 	size_t i;
@@ -597,7 +656,7 @@ scan_head_byte(struct req_scan *s, unsigned char c)
 		}
 		if (is_tchar(c)) {
 			scan_capture(s, c);
-			return REQ_ERR_COUNT;
+			return 0;
 		}
 		if ((c == '\r' || c == '\n') && s->caplen == 0)
 			return scan_fail(s, REQ_ERR_BAD_REQUEST, "empty line before the request line");
@@ -606,7 +665,7 @@ scan_head_byte(struct req_scan *s, unsigned char c)
 		if (c == ' ' && s->digits > 0) {
 			s->state = SCAN_VERSION;
 			scan_capture_reset(s);
-			return REQ_ERR_COUNT;
+			return 0;
 		}
 		if (c <= 0x20 || c >= 0x7f)
 			return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed request line");
@@ -616,30 +675,30 @@ scan_head_byte(struct req_scan *s, unsigned char c)
 			return scan_fail(s, REQ_ERR_BAD_TARGET, NULL);
 		if (s->digits < 2)
 			s->digits++;  /* characters of the target so far, up to 2 */
-		return REQ_ERR_COUNT;
+		return 0;
 	case SCAN_VERSION:
 		if (c != '\r') {
 			if (c <= 0x20 || c >= 0x7f)
 				return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed request line");
 			scan_capture(s, c);
-			return REQ_ERR_COUNT;
+			return 0;
 		}
 		s->cap[s->caplen] = '\0';
 		if (s->capover || (strcmp(s->cap, "HTTP/1.1") != 0 && strcmp(s->cap, "HTTP/1.0") != 0))
 			return scan_fail(s, REQ_ERR_BAD_REQUEST, "unsupported HTTP version");
 		s->http10 = strcmp(s->cap, "HTTP/1.0") == 0;
 		s->state = SCAN_LINE_LF;
-		return REQ_ERR_COUNT;
+		return 0;
 	case SCAN_LINE_LF:
 	case SCAN_FIELD_LF:
 		if (c != '\n')
 			return scan_fail(s, REQ_ERR_BAD_REQUEST, "CR without LF");
 		s->state = SCAN_FIELD_START;
-		return REQ_ERR_COUNT;
+		return 0;
 	case SCAN_FIELD_START:
 		if (c == '\r') {
 			s->state = SCAN_HEAD_LF;
-			return REQ_ERR_COUNT;
+			return 0;
 		}
 		if (c == ' ' || c == '\t')
 			return scan_fail(s, REQ_ERR_BAD_REQUEST, "obsolete line folding in a header");
@@ -648,11 +707,11 @@ scan_head_byte(struct req_scan *s, unsigned char c)
 		scan_capture_reset(s);
 		scan_capture(s, (unsigned char)tolower(c));
 		s->state = SCAN_NAME;
-		return REQ_ERR_COUNT;
+		return 0;
 	case SCAN_NAME:
 		if (is_tchar(c)) {
 			scan_capture(s, (unsigned char)tolower(c));
-			return REQ_ERR_COUNT;
+			return 0;
 		}
 		if (c == ' ' || c == '\t')
 			return scan_fail(s, REQ_ERR_BAD_REQUEST,
@@ -670,12 +729,12 @@ scan_head_byte(struct req_scan *s, unsigned char c)
 		s->nexpect += s->field == FIELD_EXPECT;
 		scan_capture_reset(s);
 		s->state = SCAN_VALUE;
-		return REQ_ERR_COUNT;
+		return 0;
 	case SCAN_VALUE:
 		if (c == '\r') {
 			scan_value(s);
 			s->state = SCAN_FIELD_LF;
-			return REQ_ERR_COUNT;
+			return 0;
 		}
 		if ((c < 0x20 && c != '\t') || c == 0x7f)
 			return scan_fail(s, REQ_ERR_BAD_REQUEST, "control character in a header value");
@@ -683,7 +742,7 @@ scan_head_byte(struct req_scan *s, unsigned char c)
 		if (s->field != FIELD_OTHER && s->field != FIELD_HOST &&
 		    (s->caplen > 0 || (c != ' ' && c != '\t')))
 			scan_capture(s, c);
-		return REQ_ERR_COUNT;
+		return 0;
 	case SCAN_HEAD_LF:
 		if (c != '\n')
 			return scan_fail(s, REQ_ERR_BAD_REQUEST, "CR without LF");
@@ -694,7 +753,7 @@ scan_head_byte(struct req_scan *s, unsigned char c)
 }
 
 /* One byte of a chunked body's framing (not of a chunk's data). */
-static enum req_error
+static int
 scan_chunk_byte(struct req_scan *s, unsigned char c)
 {
 	switch (s->state) {
@@ -702,24 +761,24 @@ scan_chunk_byte(struct req_scan *s, unsigned char c)
 		if (isxdigit(c) && s->digits < REQ_SCAN_CHUNK_DIGITS) {
 			s->digits++;
 			s->left = s->left * 16 + (unsigned)hexval(c);
-			return REQ_ERR_COUNT;
+			return 0;
 		}
 		if (c != '\r' || s->digits == 0)
 			return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed chunk size");
 		s->state = SCAN_CHUNK_SIZE_LF;
-		return REQ_ERR_COUNT;
+		return 0;
 	case SCAN_CHUNK_SIZE_LF:
 		if (c != '\n')
 			return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed chunk size");
 		if (s->left == 0) {
 			s->state = SCAN_TRAILER;
-			return REQ_ERR_COUNT;
+			return 0;
 		}
 		s->body += s->left;
 		if (s->body > LIMIT_BODY_BYTES)
 			return scan_fail(s, REQ_ERR_TOO_LARGE, NULL);
 		s->state = SCAN_CHUNK_DATA;
-		return REQ_ERR_COUNT;
+		return 0;
 	case SCAN_CHUNK_CR:
 	case SCAN_CHUNK_LF:
 		if (c != (s->state == SCAN_CHUNK_CR ? '\r' : '\n'))
@@ -731,24 +790,24 @@ scan_chunk_byte(struct req_scan *s, unsigned char c)
 			s->left = 0;
 			s->digits = 0;
 		}
-		return REQ_ERR_COUNT;
+		return 0;
 	case SCAN_TRAILER:
 	case SCAN_TRAILER_LF:
 		/* libevent would add trailer fields to the request's headers. */
 		if (c != (s->state == SCAN_TRAILER ? '\r' : '\n'))
 			return scan_fail(s, REQ_ERR_BAD_REQUEST, "trailer fields in a chunked body");
 		s->state = s->state == SCAN_TRAILER ? SCAN_TRAILER_LF : SCAN_IDLE;
-		return REQ_ERR_COUNT;
+		return 0;
 	default:
 		return scan_fail(s, REQ_ERR_INTERNAL, NULL);
 	}
 }
 
-enum req_error
+int
 req_scan_feed(struct req_scan *s, const unsigned char *p, size_t n)
 {
 	size_t i = 0, k;
-	enum req_error e = REQ_ERR_COUNT;
+	int e = 0;
 
 	while (i < n && s->state != SCAN_FAILED) {
 		if (s->state == SCAN_BODY || s->state == SCAN_CHUNK_DATA) {
@@ -776,25 +835,25 @@ req_scan_feed(struct req_scan *s, const unsigned char *p, size_t n)
 			e = scan_chunk_byte(s, p[i]);
 		else
 			e = scan_head_byte(s, p[i]);
-		if (e != REQ_ERR_COUNT)
+		if (e != 0)
 			break;
 		s->offset++;
 		i++;
 	}
-	return s->state == SCAN_FAILED ? s->error : REQ_ERR_COUNT;
+	return s->state == SCAN_FAILED ? s->error : 0;
 }
 
 size_t
-req_raw_reply(char *buf, size_t buflen, enum req_error e, const char *message, int tls,
+req_raw_reply(char *buf, size_t buflen, int err, const char *message, int tls,
     const char *extra)
 {
+	const char *fixed;
+	const struct req_error_row *e = error_row(err, &fixed);
 	char body[160];
 	int n, m;
 
-	if ((unsigned)e >= REQ_ERR_COUNT)
-		e = REQ_ERR_INTERNAL;
-	if (message == NULL || strpbrk(message, "\"\\") != NULL)
-		message = req_errors[e].message;
+	if (message == NULL || e->status >= 500 || strpbrk(message, "\"\\") != NULL)
+		message = fixed;
 	n = snprintf(body, sizeof(body), "{\"error\":\"%s\"}", message);
 	if (n < 0 || (size_t)n >= sizeof(body))
 		return 0;
@@ -810,7 +869,7 @@ req_raw_reply(char *buf, size_t buflen, enum req_error e, const char *message, i
 	    "%s%s%s"
 	    "\r\n"
 	    "%s",
-	    req_errors[e].status, req_errors[e].reason, n, default_csp,
+	    e->status, e->reason, n, default_csp,
 	    tls ? "Strict-Transport-Security: " : "", tls ? TLS_HSTS "\r\n" : "",
 	    extra != NULL ? extra : "", body);
 	if (m < 0 || (size_t)m >= buflen)
@@ -966,15 +1025,16 @@ req_reply_tagged(struct req *r, const char *ctype, const char *body, size_t len,
 }
 
 void
-req_reply_error(struct req *r, enum req_error e)
+req_reply_error(struct req *r, int err)
 {
+	const char *message;
+	const struct req_error_row *e = error_row(err, &message);
 	char body[128];
 	int n;
 
-	if ((unsigned)e >= REQ_ERR_COUNT)
-		e = REQ_ERR_INTERNAL;
-	n = snprintf(body, sizeof(body), "{\"error\":\"%s\"}", req_errors[e].message);
-	req_reply(r, req_errors[e].status, "application/json", body, (size_t)n, 0);
+	/* The table's messages need no escaping. */
+	n = snprintf(body, sizeof(body), "{\"error\":\"%s\"}", message);
+	req_reply(r, e->status, "application/json", body, (size_t)n, 0);
 }
 
 void
@@ -994,17 +1054,18 @@ req_reply_method(struct req *r, unsigned allowed)
 }
 
 void
-req_reply_error_text(struct req *r, enum req_error e, const char *message)
+req_reply_error_text(struct req *r, int err, const char *message)
 {
+	const struct req_error_row *e = error_row(err, NULL);
 	json_t *o;
 
-	if ((unsigned)e >= REQ_ERR_COUNT)
-		e = REQ_ERR_INTERNAL;
-	if ((o = json_pack("{ss}", "error", message)) == NULL) {
-		req_reply_error(r, e);
+	/* A 5xx names no details, whatever the caller had to say. */
+	if (message == NULL || message[0] == '\0' || e->status >= 500 ||
+	    (o = json_pack("{ss}", "error", message)) == NULL) {
+		req_reply_error(r, err);
 		return;
 	}
-	req_reply_json(r, req_errors[e].status, o);
+	req_reply_json(r, e->status, o);
 	json_decref(o);
 }
 
@@ -1056,7 +1117,7 @@ json_content_type(const char *ct)
 	return 1;
 }
 
-enum req_error
+int
 req_read_json(struct req *r, json_t **out)
 {
 	struct evbuffer *in = evhttp_request_get_input_buffer(r->ev);
@@ -1081,7 +1142,7 @@ req_read_json(struct req *r, json_t **out)
 	if (rc != 0)
 		return rc == VEP_ERR_NOMEM ? REQ_ERR_INTERNAL : REQ_ERR_BAD_JSON;
 	*out = o;
-	return REQ_ERR_COUNT;
+	return 0;
 }
 
 void
@@ -1091,13 +1152,16 @@ req_abandon(struct req *r)
 }
 
 int
-req_refuse_unknown_fields(struct req *r, const char *const *known)
+req_check_fields(const struct req *r, const char *const *known, char why[REQ_WHY_BUFSZ])
 {
-	char msg[LOG_ESCAPE_BUFSZ + 32], name[LOG_ESCAPE_BUFSZ];
+	/* The first 64 bytes of a name, each escaped as at most 4, and room
+	 * for log_escape's "..." and NUL (it never cuts this short). */
+	char name[64 * 4 + 8];
 	const char *key;
 	json_t *v;
 	size_t i;
 
+	why[0] = '\0';
 	json_object_foreach(r->body, key, v) {
 		for (i = 0; known[i] != NULL && strcmp(known[i], key) != 0; i++)
 			;
@@ -1105,9 +1169,8 @@ req_refuse_unknown_fields(struct req *r, const char *const *known)
 			continue;
 		/* The name is the client's own input: escaped and bounded. */
 		log_escape(name, sizeof(name), key, strlen(key) > 64 ? 64 : strlen(key));
-		snprintf(msg, sizeof(msg), "unknown field \"%s\"", name);
-		req_reply_error_text(r, REQ_ERR_BAD_REQUEST, msg);
-		return -1;
+		snprintf(why, REQ_WHY_BUFSZ, "unknown field \"%s\"", name);
+		return REQ_ERR_BAD_REQUEST;
 	}
 	return 0;
 }

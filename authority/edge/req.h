@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "core/errors.h"
 
 struct authority;
 struct domain;
@@ -43,33 +44,20 @@ enum req_method {
 	REQ_M_PATCH = 1 << 8,
 };
 
-/* Every error a request can end in. The status and the public message of
- * each are in the table in edge/req.c, nowhere else. */
-enum req_error {
-	REQ_ERR_BAD_REQUEST,      /* 400 */
-	REQ_ERR_BAD_TARGET,       /* 400 malformed path or query string */
-	REQ_ERR_BAD_DOMAIN,       /* 400 ?domain= not a domain name */
-	REQ_ERR_BAD_HOST,         /* 400 malformed Host header */
-	REQ_ERR_BAD_RESOURCE,     /* 400 WebFinger resource missing/malformed */
-	REQ_ERR_BAD_JSON,         /* 400 body not one strict JSON object */
-	REQ_ERR_UNAUTHORIZED,     /* 401 */
-	REQ_ERR_FORBIDDEN,        /* 403 */
-	REQ_ERR_CSRF,             /* 403 X-CSRF-Token missing or wrong */
-	REQ_ERR_ORIGIN,           /* 403 Origin present and not ours */
-	REQ_ERR_NOT_FOUND,        /* 404 */
-	REQ_ERR_UNKNOWN_DOMAIN,   /* 404 a domain we do not serve */
-	REQ_ERR_METHOD,           /* 405 (use req_reply_method for Allow) */
-	REQ_ERR_EXPECTATION,      /* 417 Expect other than 100-continue */
-	REQ_ERR_TOO_LARGE,        /* 413 */
-	REQ_ERR_URI_TOO_LONG,     /* 414 */
-	REQ_ERR_MEDIA_TYPE,       /* 415 */
-	REQ_ERR_MISDIRECTED,      /* 421 Host names nothing served here */
-	REQ_ERR_TOO_MANY,         /* 429 */
-	REQ_ERR_INTERNAL,         /* 500 */
-	REQ_ERR_NOT_IMPLEMENTED,  /* 501 a method libevent does not know */
-	REQ_ERR_UNAVAILABLE,      /* 503 */
-	REQ_ERR_COUNT
-};
+/* Every error a request can end in is a code of core/errors.h: its own
+ * REQ_ERR_* or whatever a layer below reported (VEP_ERR_*, DB_ERR_*,
+ * SRV_ERR_*). The status and the public message of each are in the one
+ * table in edge/req.c, nowhere else; 0 is success everywhere. */
+
+/* edge/conn.c still compares the scanner's result with this name for
+ * "well framed"; it is 0, success, like every other "no error". To go
+ * once edge/conn.c says 0. */
+#define REQ_ERR_COUNT 0
+
+/* Room for a public message a check writes for the reply (req_check_fields,
+ * the handlers' own checks): an unknown field's name of up to 64 bytes,
+ * each escaped as 4, and the words around it. */
+#define REQ_WHY_BUFSZ 320
 
 /* Room for an IPv6 address as text. */
 #define REQ_ADDR_BUFSZ 64
@@ -157,7 +145,7 @@ const char *req_framing_problem(const struct req *r);
 
 struct req_scan {
 	int state;                /* edge/req.c's enum scan_state */
-	enum req_error error;     /* REQ_ERR_COUNT while well framed */
+	int error;                /* 0 while well framed, else a REQ_ERR_* */
 	const char *why;          /* the refusal's public text, or NULL */
 	unsigned long long offset; /* bytes scanned */
 	unsigned long long start; /* offset of the current request's first byte */
@@ -182,34 +170,35 @@ struct req_scan {
 /* Starts scanning a new connection. */
 void req_scan_init(struct req_scan *s);
 
-/* Scans the next n bytes of the connection. Returns REQ_ERR_COUNT while
- * they are well framed, else the error to answer (BAD_REQUEST, BAD_TARGET,
- * TOO_LARGE, EXPECTATION or NOT_IMPLEMENTED) with its public text in s->why, the
- * offending request's number in s->requests and its first byte at
- * s->start; every later call returns the same. */
-enum req_error req_scan_feed(struct req_scan *s, const unsigned char *p, size_t n);
+/* Scans the next n bytes of the connection. Returns 0 while they are well
+ * framed, else the error to answer (REQ_ERR_BAD_REQUEST, BAD_TARGET,
+ * TOO_LARGE, EXPECTATION or NOT_IMPLEMENTED) with its public text in
+ * s->why, the offending request's number in s->requests and its first
+ * byte at s->start; every later call returns the same. */
+int req_scan_feed(struct req_scan *s, const unsigned char *p, size_t n);
 
 /* Room for req_raw_reply's answer. */
 #define REQ_RAW_BUFSZ 768
 
-/* Writes a whole HTTP/1.1 answer for e into buf (buflen bytes, at least
- * REQ_RAW_BUFSZ), for edge/conn.c to send where there is no request to answer
- * through (a refused connection or request): the table's status, a JSON
- * body {"error": message} (the table's message when NULL; a fixed public
- * text without quotes or backslashes), Content-Length computed from that
- * body, Connection: close, Cache-Control: no-store and the security
- * headers of req_reply (HSTS when tls), plus extra (whole header lines
- * ending in CRLF, or NULL). Returns its length, 0 when it does not fit. */
-size_t req_raw_reply(char *buf, size_t buflen, enum req_error e, const char *message,
-    int tls, const char *extra);
+/* Writes a whole HTTP/1.1 answer for err (any code, as req_reply_error)
+ * into buf (buflen bytes, at least REQ_RAW_BUFSZ), for edge/conn.c to send
+ * where there is no request to answer through (a refused connection or
+ * request): the table's status, a JSON body {"error": message} (the
+ * table's message when NULL or for a 5xx; a fixed public text without
+ * quotes or backslashes), Content-Length computed from that body,
+ * Connection: close, Cache-Control: no-store and the security headers of
+ * req_reply (HSTS when tls), plus extra (whole header lines ending in
+ * CRLF, or NULL). Returns its length, 0 when it does not fit. */
+size_t req_raw_reply(char *buf, size_t buflen, int err, const char *message, int tls,
+    const char *extra);
 
 /* Splits and decodes the request target into path and params. Returns
- * REQ_ERR_COUNT on success, else the error to answer with: URI_TOO_LONG over
+ * 0 on success, else the error to answer with: REQ_ERR_URI_TOO_LONG over
  * LIMIT_URI_BYTES, BAD_TARGET for anything but origin-form, bad or
  * NUL-producing percent-escapes, an encoded "/" in the path, or more than
  * LIMIT_QUERY_PARAMS parameters. "+" stays "+" (RFC 3986; addresses may
  * contain it). */
-enum req_error req_parse_target(struct req *r);
+int req_parse_target(struct req *r);
 
 /* Value of the first parameter called name, or NULL. */
 const char *req_param(const struct req *r, const char *name);
@@ -248,12 +237,17 @@ void req_reply_tagged(struct req *r, const char *ctype, const char *body, size_t
  * (libevent frees its side with the connection). */
 void req_abandon(struct req *r);
 
-/* Answers {"error":"<public message>"} with the table's status. Frees r. */
-void req_reply_error(struct req *r, enum req_error e);
+/* Answers err, any code of core/errors.h, from the one table:
+ * {"error":"<public message>"} with its status. A code the table does
+ * not name (or 0, which is no error) is answered 500 "internal error".
+ * Frees r. */
+void req_reply_error(struct req *r, int err);
 
-/* Same, with a more precise public message: a fixed string (or
- * vep_strerror's), never input or internals. Frees r. */
-void req_reply_error_text(struct req *r, enum req_error e, const char *message);
+/* Same, with a more precise public message (a fixed string, vep_strerror's
+ * or one a check wrote, never internals), or the table's when message is
+ * NULL or empty. A 5xx always says the table's message: it carries no
+ * details. Frees r. */
+void req_reply_error_text(struct req *r, int err, const char *message);
 
 /* Answers status with body serialised compactly as application/json; the
  * serialised text is wiped after sending (it may carry a CSRF token or a
@@ -264,25 +258,33 @@ void req_reply_json(struct req *r, int status, const struct json_t *body);
  * Content-Type must be application/json (parameters allowed; a charset
  * must be utf-8), the body at most LIMIT_BODY_BYTES, strict JSON (no
  * duplicate keys, no NUL in strings). The raw body is wiped from libevent's
- * buffer after parsing: it may hold a password. Returns REQ_ERR_COUNT, or
- * MEDIA_TYPE, TOO_LARGE, BAD_JSON or INTERNAL. */
-enum req_error req_read_json(struct req *r, struct json_t **out);
+ * buffer after parsing: it may hold a password. Returns 0, or
+ * REQ_ERR_MEDIA_TYPE, TOO_LARGE, BAD_JSON or INTERNAL. */
+int req_read_json(struct req *r, struct json_t **out);
 
-/* Answers 400 naming the first member of r->body not in known (a
- * NULL-terminated list) and returns -1; returns 0 when there is none. A
- * misspelt field must not be silently ignored ("durtion" would otherwise
- * mean the default lifetime). */
-int req_refuse_unknown_fields(struct req *r, const char *const *known);
+/* Returns 0 when every member of r->body is in known (a NULL-terminated
+ * list), else REQ_ERR_BAD_REQUEST with why naming the first that is not
+ * ("unknown field \"durtion\"", the name escaped and cut short), for the
+ * caller's reply. A misspelt field must not be silently ignored
+ * ("durtion" would otherwise mean the default lifetime). */
+int req_check_fields(const struct req *r, const char *const *known, char why[REQ_WHY_BUFSZ]);
 
 /* Answers 405 with an Allow header listing allowed (REQ_M_* bits). Frees r. */
 void req_reply_method(struct req *r, unsigned allowed);
 
-/* Maps a VEP_ERR_* code to the request error it should end in (table in
- * edge/req.c): input errors to 400, TOOBIG to 413, I/O to 503, the rest to 500. */
-enum req_error req_error_from_vep(int vep_err);
+/* The REQ_ERR_* row err is answered with (from the one table): itself for
+ * a REQ_ERR_*; libvep's input errors 400 (BAD_REQUEST; TOOBIG: TOO_LARGE),
+ * VEP_ERR_IO 503 (UNAVAILABLE: the key process gone or stalled); a denied
+ * sign-in 401, a throttled one 429; a server or store that cannot answer
+ * now (SRV_ERR_CANCELED, UNDECIDED, UNRECORDED, DB_ERR_BUSY, FULL) 503;
+ * anything else, and 0, INTERNAL (500). */
+int req_error_from_code(int err);
 
-/* Status code of an error (from the one table). */
-int req_error_status(enum req_error e);
+/* Status code of err (from the one table). */
+int req_error_status(int err);
+
+/* The public message of err (from the one table; never NULL). */
+const char *req_error_message(int err);
 
 /* Percent-decodes len bytes of s strictly (every '%' followed by two hex
  * digits; no decoded NUL). *out is new text. Returns 0, VEP_ERR_INVALID or
