@@ -153,6 +153,36 @@ def request(host, port, method, path, headers=None, body=None):
         conn.close()
 
 
+def private_tmp(args, env, dirs):
+    """The command prefix that gives a server whose PAM runs under
+    pam_wrapper (PAM_WRAPPER=1, or --demo) a /tmp of its own (see
+    tests/private-tmp for why), keeping the directories under /tmp that it
+    needs: dirs, the binaries, this source tree, and every /tmp path among
+    its arguments and environment. Empty for any other server. Moves
+    LD_PRELOAD aside in env: the wrapper's own programs must not load
+    pam_wrapper (it would make its /tmp/pam.X directories in them)."""
+    if env.get("PAM_WRAPPER") != "1" and "--demo" not in args:
+        return []
+    paths = list(dirs) + [binary(), os.path.abspath(__file__)] + list(args) + list(env.values())
+    for a in args:
+        # A configuration file names more paths (key_dir, account_aliases...).
+        if isinstance(a, str) and a.startswith("/tmp/") and os.path.isfile(a):
+            with open(a, errors="replace") as f:
+                paths += re.findall(r"/tmp/[^/\s\"']+", f.read())
+    keep = set()
+    for p in paths:
+        if isinstance(p, str):
+            for part in p.split(":"):
+                if part.startswith("/tmp/") and len(part.split("/")) > 2 and part.split("/")[2]:
+                    top = "/tmp/" + part.split("/")[2]
+                    if os.path.isdir(top):
+                        keep.add(top)
+    here = os.path.dirname(os.path.abspath(__file__))
+    if "LD_PRELOAD" in env:
+        env["VEP_PRIVATE_TMP_PRELOAD"] = env.pop("LD_PRELOAD")
+    return [os.path.join(here, "private-tmp")] + sorted(keep) + ["--"]
+
+
 class Authority:
     """One running vep-authority process."""
 
@@ -169,7 +199,9 @@ class Authority:
 
             def limit():
                 resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
-        self.proc = subprocess.Popen(WRAPPER + [binary()] + list(args), stdout=subprocess.PIPE,
+        prefix = private_tmp(args, full_env, [self.tmp])
+        self.proc = subprocess.Popen(prefix + WRAPPER + [binary()] + list(args),
+                                     stdout=subprocess.PIPE,
                                      stderr=self.err, env=full_env, preexec_fn=limit)
         self.host, self.port = self._read_listening()
 

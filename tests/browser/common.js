@@ -8,7 +8,7 @@
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { spawn } = require('child_process');
+const { spawnPrivateTmp } = require('../private-tmp.js');
 
 const HERE = __dirname;
 const CHROMIUM = process.env.VEP_CHROMIUM || '/usr/bin/chromium';
@@ -68,8 +68,8 @@ async function startDemo(extraArgs, opts) {
 function startDemoOn(port, args) {
   const state = fs.mkdtempSync(path.join(os.tmpdir(), 'vep-browser.'));
   return new Promise((resolve, reject) => {
-    const proc = spawn(AUTHORITY, ['--demo', '--state', path.join(state, 's'), '--listen',
-      `127.0.0.1:${port}`].concat(args), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawnPrivateTmp([AUTHORITY, '--demo', '--state', path.join(state, 's'),
+      '--listen', `127.0.0.1:${port}`].concat(args), [state], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = ''; let err = '';
     const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error('no address: ' + err)); },
       START_TIMEOUT_MS);

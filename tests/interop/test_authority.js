@@ -13,7 +13,7 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { spawn } = require('child_process');
+const { spawnPrivateTmp } = require('../private-tmp.js');
 const c = require('./common.js');
 
 const AUTHORITY = process.env.VEP_AUTHORITY;
@@ -45,8 +45,8 @@ function api(port, method, p, obj, headers) {
 
 function startAuthority(state) {
   return new Promise((resolve, reject) => {
-    const proc = spawn(AUTHORITY, ['--demo', '--state', state, '--listen', '127.0.0.1:0'],
-      { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawnPrivateTmp([AUTHORITY, '--demo', '--state', state, '--listen',
+      '127.0.0.1:0'], [state], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = ''; let err = '';
     const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error('no address printed: ' + err)); }, START_TIMEOUT_MS);
     proc.stdout.on('data', (d) => {
