@@ -610,8 +610,10 @@ main(int argc, char **argv)
 	/* The key process first, before any key is read and any thread runs. */
 	net_src = (struct config_source){ &o, 0 };
 	key_src = (struct config_source){ &o, 1 };
-	kp = (struct keeper_params){ o.demo ? NULL : o.config, make_config, &key_src,
-	    (const char *const *)a.pam_env };
+	kp = (struct keeper_params){
+		o.demo ? NULL : o.config, make_config, &key_src,
+		(const char *const *)a.pam_env
+	};
 	a.make_cfg = make_config;
 	a.make_cfg_arg = &net_src;
 	nloops = a.cfg->workers > 0 ? (size_t)a.cfg->workers : loop_default_count();

@@ -66,8 +66,8 @@ int kt_cmd_inspect(const struct kt_cmd *, int, char **);
 void kt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Prints a usage error for cmd and returns KT_EXIT_USAGE. */
-int kt_usage_error(const struct kt_cmd *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+int kt_usage_error(const struct kt_cmd *cmd, const char *fmt,
+    ...) __attribute__((format(printf, 2, 3)));
 
 /* Prints cmd's help to stdout and returns KT_EXIT_OK. */
 int kt_help(const struct kt_cmd *cmd);

@@ -46,8 +46,8 @@ const char *log_level_name(enum log_level level);
 /* Writes one line when level is enabled. fmt and its arguments must already
  * be safe: pass any client-supplied text through log_escape first. lg may be
  * NULL (then nothing is written). */
-void log_msg(const struct log *lg, enum log_level level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void log_msg(const struct log *lg, enum log_level level, const char *fmt,
+    ...) __attribute__((format(printf, 3, 4)));
 
 #define log_error(lg, ...) log_msg((lg), LOGL_ERROR, __VA_ARGS__)
 #define log_warn(lg, ...) log_msg((lg), LOGL_WARN, __VA_ARGS__)

@@ -94,7 +94,7 @@ parse_entry(const char *s, size_t len, struct proxy_net *n, char *why, size_t wh
 
 		memcpy(masked, n->addr, 16);
 		for (i = prefix; i < max; i++)
-			masked[i / 8] &= (uint8_t)~(0x80u >> (i % 8));
+			masked[i / 8] &= (uint8_t)(~(0x80u >> (i % 8)));
 		if (memcmp(masked, n->addr, 16) != 0) {
 			snprintf(why, whylen, "'%.*s' has host bits set below the prefix",
 			    (int)len > 64 ? 64 : (int)len, s);

@@ -118,7 +118,7 @@ void keeper_stop(struct keeper *k);
 /* The key process's body (keyproc/keeper.c), run in the child, answering on the
  * control channel's socket and nloops loop channels' sockets: never
  * returns. */
-void keeper_run(const struct keeper_params *p, int control, const int *loops, size_t nloops)
-    __attribute__((noreturn));
+void keeper_run(const struct keeper_params *p, int control, const int *loops,
+    size_t nloops) __attribute__((noreturn));
 
 #endif

@@ -207,8 +207,10 @@ test_args(void)
 static void
 test_batch(void)
 {
-	struct db_audit_row r = { .ts_ms = 9000, .event = DB_AUDIT_CERT_ISSUED,
-	    .key_fp = fp1, .iat_ms = 8990, .exp_ms = 99000, .outcome = "ok" };
+	struct db_audit_row r = {
+		.ts_ms = 9000, .event = DB_AUDIT_CERT_ISSUED,
+		.key_fp = fp1, .iat_ms = 8990, .exp_ms = 99000, .outcome = "ok"
+	};
 	struct db_audit_batch *b = NULL;
 	struct db_audit_filter f = { .email = "batch@example.com" };
 	struct collect c;
@@ -254,8 +256,10 @@ test_batch(void)
 static void
 test_disk_full(void)
 {
-	struct db_audit_row r = { .ts_ms = 10000, .event = DB_AUDIT_CERT_ISSUED,
-	    .key_fp = fp1, .iat_ms = 1, .exp_ms = 2, .outcome = "ok" };
+	struct db_audit_row r = {
+		.ts_ms = 10000, .event = DB_AUDIT_CERT_ISSUED,
+		.key_fp = fp1, .iat_ms = 1, .exp_ms = 2, .outcome = "ok"
+	};
 	struct db_audit_batch *b = NULL;
 	char email[DB_AUDIT_TEXT_MAX + 1];
 	long long before, after;
@@ -311,8 +315,10 @@ test_busy(void)
 	struct db_options o = { .busy_timeout_ms = 250 };
 	struct db *bdb = NULL;
 	struct db_audit_batch *b = NULL;
-	struct db_audit_row r = { .ts_ms = 20000, .event = DB_AUDIT_LOGOUT,
-	    .email = "busy@example.com", .outcome = "ok" };
+	struct db_audit_row r = {
+		.ts_ms = 20000, .event = DB_AUDIT_LOGOUT,
+		.email = "busy@example.com", .outcome = "ok"
+	};
 	char *path = tu_path(dir, DB_FILE_NAME);
 	struct timeval t0, t1;
 	sqlite3 *raw = tu_raw_open(path);

@@ -172,8 +172,10 @@ static void test_receive_caps_and_malformed(void)
 {
 	/* Length prefix one over the cap: refused before any body arrives. */
 	const uint32_t over = IPC_FRAME_MAX_BYTES + 1;
-	const uint8_t too_big[] = { (uint8_t)(over >> 24), (uint8_t)(over >> 16),
-	    (uint8_t)(over >> 8), (uint8_t)over };
+	const uint8_t too_big[] = {
+		(uint8_t)(over >> 24), (uint8_t)(over >> 16),
+		(uint8_t)(over >> 8), (uint8_t)over
+	};
 	const uint8_t empty[] = { 0, 0, 0, 0 };
 	const uint8_t type_only[] = { 0, 0, 0, 1, 9 };
 	const uint8_t dup_tag[] = { 0, 0, 0, 9, 1, 5, 0, 1, 'a', 5, 0, 1, 'b' };

@@ -306,8 +306,8 @@ test_vectors_certs(void)
 		ASSERT_EQ(verify_vector(cert, strlen(cert), ck, &payload), 0);
 		ASSERT_TRUE(canonical_same(ck));
 		ASSERT_TRUE(canonical_same(pk));
-		ASSERT_STREQ(json_string_value(json_object_get(
-		    json_object_get(payload, "principal"), "email")),
+		ASSERT_STREQ(json_string_value(json_object_get(json_object_get(payload,
+		    "principal"), "email")),
 		    json_string_value(json_object_get(v, "email")));
 		ASSERT_EQ(vep_key_from_json(json_object_get(payload, "public-key"), &inner), 0);
 		ASSERT_EQ(vep_key_from_json(pk, &want), 0);

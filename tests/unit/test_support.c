@@ -21,8 +21,10 @@ static int parse(const char *text, struct vep_support **s)
 /* Replaces every {K1} {K2} {K3} in tmpl by the keys' JSON. */
 static char *expand(const char *tmpl)
 {
-	char *kj[3] = { vep_key_to_json_text(k1), vep_key_to_json_text(k2),
-		vep_key_to_json_text(k3) };
+	char *kj[3] = {
+		vep_key_to_json_text(k1), vep_key_to_json_text(k2),
+		vep_key_to_json_text(k3)
+	};
 	size_t cap = strlen(tmpl) + 1;
 	for (const char *p = tmpl; (p = strstr(p, "{K")) != NULL; p++)
 		cap += 4096;
