@@ -349,6 +349,8 @@ on_event(struct bufferevent *bev, short what, void *arg)
 	struct conn *c = arg;
 
 	(void)bev;
+	if (what & BEV_EVENT_CONNECTED)
+		return;  /* the TLS handshake is done */
 	if ((what & BEV_EVENT_EOF) && (what & BEV_EVENT_READING) && !(what & BEV_EVENT_ERROR)) {
 		/* The client closed its side: what it sent whole is still
 		 * answered (a handler's answer included); then we close. */
