@@ -337,10 +337,16 @@ on_write(struct bufferevent *bev, void *arg)
 	struct conn *c = arg;
 
 	(void)bev;
-	if (c->state == CONN_CLOSING)
+	if (c->state == CONN_CLOSING) {
 		close_now(c);
-	else
-		process(c);
+		return;
+	}
+	if (c->state == CONN_IDLE) {
+		/* An answer is out: back to reading freely, idle timeout on. */
+		bufferevent_setwatermark(c->bev, EV_READ, 0, 0);
+		set_timeouts(c, 1);
+	}
+	process(c);
 }
 
 static void
@@ -438,8 +444,6 @@ conn_reply(struct conn *c, struct evbuffer *reply, int keep_alive)
 		conn_unref(c);
 		return;
 	}
-	bufferevent_setwatermark(c->bev, EV_READ, 0, 0);
-	set_timeouts(c, 1);
 	out = bufferevent_get_output(c->bev);
 	if (evbuffer_add_buffer(out, reply) != 0) {
 		close_now(c);
@@ -453,11 +457,11 @@ conn_reply(struct conn *c, struct evbuffer *reply, int keep_alive)
 		if (evbuffer_get_length(out) == 0)
 			close_now(c);
 	} else {
+		/* Reading stays bounded and the next request waits until the
+		 * answer is out (on_write). */
 		c->state = CONN_IDLE;
-		/* Served once the answer is out (on_write); at once if it
-		 * was empty. */
 		if (evbuffer_get_length(out) == 0)
-			process(c);
+			on_write(c->bev, c);
 	}
 	conn_unref(c);
 }

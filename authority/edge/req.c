@@ -920,7 +920,7 @@ access_log(const struct req *r, int status, size_t len)
 	log_info(&r->a->log, "%s \"%s\" %d %zu %.1fms", r->method_name, path, status, len, ms);
 }
 
-/* The reason phrase of a status, as libevent 2.1.12's evhttp wrote it
+/* The reason phrase of a status, as libevent 2.1.12's HTTP server wrote it
  * (clients only show it; kept so that answers stay byte for byte). */
 static const char *
 status_phrase(int status)
