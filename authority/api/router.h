@@ -12,7 +12,7 @@
  * table row.
  *
  * Owns dispatch only. Must never produce a document itself (handlers do)
- * nor touch evhttp (edge/req.c does).
+ * nor write HTTP itself (edge/req.c does).
  */
 #ifndef AUTHORITY_API_ROUTER_H
 #define AUTHORITY_API_ROUTER_H

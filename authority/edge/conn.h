@@ -1,112 +1,96 @@
 /*
- * edge/conn.h - what libevent 2.1.12's evhttp does not do for a connection:
- * deadlines, a cap, and the raw-byte checks of request framing.
+ * edge/conn.h - one HTTP/1.1 server connection on a bufferevent (plain or
+ * OpenSSL): framing, deadlines, requests one at a time, answers, keep-alive.
  *
- * One conn_set per listener (so per event loop, no locks; only the
- * per-address table is shared, and locked). It creates every
- * accepted connection's bufferevent (evhttp_set_bevcb) and tracks it:
- *   - a whole-request deadline: header_timeout from the first byte of a
- *     request (from the accept for the first one), body_timeout from the end
- *     of its headers. libevent's own timeouts are idle timeouts, reset by
- *     every byte, so a client sending one byte every few seconds would hold
- *     a connection forever; at the deadline we close it (no answer: the
- *     client is not reading one). Never while a handler holds a request of
- *     the connection (a sign-in waiting for PAM): the deadline is for the
- *     client's bytes, not for our answer.
- *   - a cap on open connections (max_connections, shared out over the
- *     loops): one over it gets a fixed 503 with Retry-After and is closed in
- *     the same loop iteration, before any byte is read.
- *   - a cap on open connections per client address (max_connections_per_addr,
- *     over every loop; IPv6 counted per /64): one over it gets the same
- *     503. Peers in trusted_proxies are exempt: their clients are known
- *     only from headers, after the accept.
- *   - request framing: every byte read goes through edge/req.h's raw scanner
- *     before evhttp parses it, pipelined requests and bodies included.
- *     When it refuses a request, evhttp never sees that request's bytes:
- *     the requests before it are answered as usual, then the connection is
- *     taken from evhttp, answered with req_raw_reply's 400 (413, 417, 501)
- *     and closed once that is written.
- *   - TLS (lim->tls_ctx): the bufferevent is an OpenSSL one, accepting; a
- *     connection whose TLS state cannot be made is closed, never served in
- *     plain text.
- *   - running out of descriptors: accept() failing with EMFILE/ENFILE
- *     pauses the listener for CONN_ACCEPT_PAUSE_MS instead of spinning on
- *     the still-readable socket.
+ * Promises:
+ *   - every byte read goes through the raw scanner (req_scan_*, edge/req.h),
+ *     pipelined requests and bodies included, before anything else reads it:
+ *     the scanner is the one framing check, and a request is taken apart
+ *     (edge/head.h) only once all of it was accepted. When the scanner
+ *     refuses, the requests before the refused one are answered as usual,
+ *     then req_raw_reply's 400 (413, 417, 501), and the connection closes
+ *     once that is written; nothing after the refused request's first byte
+ *     is ever read as a request.
+ *   - requests are served in order, one at a time: the next is taken only
+ *     when the answer to the one before is queued and written out (a client
+ *     that does not read cannot make us queue more); while a handler holds a
+ *     request, at most CONN_BUSY_READ_BYTES more are read.
+ *   - Expect: 100-continue (HTTP/1.1) gets "100 Continue" before the body
+ *     is read, unless body bytes are already here.
+ *   - deadlines: header_ms from the first byte of a request (from the open,
+ *     for the first one) to the end of its head; body_ms from there to the
+ *     end of its body; idle_ms between requests (any byte resets it) and for
+ *     a write that makes no progress. Never while a handler holds a request
+ *     (a sign-in waiting for PAM): the deadlines are for the client's bytes,
+ *     not for our answer. A deadline passing closes without an answer.
+ *   - keep-alive as the answer says (conn_reply); a client that closes its
+ *     side still gets the answers to the requests it sent whole.
  *
- * Lifetime: a struct conn lives from accept until both the connection has
- * closed (evhttp's close callback) and the last request taken with
- * conn_request_begin has ended (conn_request_end): a handler may answer
- * after the client left. Must never free a connection with a request out
- * in a handler, or touch a bufferevent after its connection closed.
+ * Lifetime: a struct conn lives from conn_open until both the connection
+ * has closed and the request handed out (if any) was answered or
+ * abandoned: a handler may answer after the client left; the answer then
+ * goes nowhere. Must never touch a bufferevent after its connection closed.
  */
 #ifndef AUTHORITY_EDGE_CONN_H
 #define AUTHORITY_EDGE_CONN_H
 
 #include <stddef.h>
 
+#include "edge/addrs.h"
+
+struct bufferevent;
 struct conn;
-struct conn_set;
-struct evconnlistener;
-struct event_base;
-struct evhttp;
-struct evhttp_request;
+struct evbuffer;
+struct head;
 struct log;
 
-/* Milliseconds accepting stays paused after EMFILE/ENFILE. */
-#define CONN_ACCEPT_PAUSE_MS 100
+/* Bytes read ahead of a request a handler holds. */
+#define CONN_BUSY_READ_BYTES (8 * 1024)
 
-/* Buckets of the per-address table at start (it doubles as it fills). */
-#define CONN_ADDR_BUCKETS_MIN 256
-
-struct conn_addrs;
-
-struct conn_limits {
-	long header_ms;        /* first byte (or accept) to end of headers */
-	long body_ms;          /* end of headers to end of body */
-	size_t max_conns;      /* open connections of this listener */
-	/* Open connections per client address, shared by every listener
-	 * (borrowed), or NULL for no per-address cap. */
-	struct conn_addrs *addrs;
-	/* 1 when the peer (text, as inet_ntop writes it) is exempt from the
-	 * per-address cap (a trusted proxy); called at each accept. */
-	int (*addr_exempt)(void *arg, const char *addr);
-	void *addr_exempt_arg;
-	/* For native HTTPS: the context for a new connection (looked up per
-	 * accept, so a reload's new certificate serves the next connection),
-	 * NULL for plain HTTP. The handshake runs under the header deadline. */
-	struct ssl_ctx_st *(*tls_ctx)(void *arg);
-	void *tls_arg;
+/* The connections of one listener (one loop: no locks). The owner sets the
+ * first fields; edge/conn.c keeps the rest. */
+struct conn_group {
+	long header_ms;
+	long body_ms;
+	long idle_ms;             /* request_timeout */
+	const struct log *log;    /* borrowed */
+	/* The table a connection opened with an address key is released
+	 * from at close (borrowed), or NULL. */
+	struct addrs *addrs;
+	/* A request arrived whole: h and body (len decoded bytes, NULL when
+	 * len is 0; wipe before freeing) become the callee's, which answers
+	 * with exactly one conn_reply or conn_abandon, now or later. */
+	void (*on_request)(void *arg, struct conn *c, struct head *h, unsigned char *body,
+	    size_t len);
+	void *arg;
+	/* Kept by edge/conn.c. */
+	struct conn *first;       /* open connections */
+	size_t count;
 };
 
-/* A table counting open connections per client address (IPv4 address,
- * IPv6 /64), at most cap each (cap >= 1); safe to share between loops
- * (locked inside). Returns 0, VEP_ERR_INVALID (cap 0) or VEP_ERR_NOMEM. */
-int conn_addrs_new(size_t cap, struct conn_addrs **out);
+/* Serves a new connection on bev (which it then owns, also on failure)
+ * for g. tls: bev is an accepting OpenSSL bufferevent. peer: the client's
+ * address as text. addr_key: the key counted in g->addrs for it, or NULL.
+ * Returns 0 or VEP_ERR_NOMEM (bev freed, addr_key released). */
+int conn_open(struct conn_group *g, struct bufferevent *bev, int tls, const char *peer,
+    const unsigned char *addr_key);
 
-/* Frees a table no conn_set uses any more. NULL-safe. */
-void conn_addrs_free(struct conn_addrs *t);
+/* The client's address as text (the accepted socket's peer). */
+const char *conn_peer(const struct conn *c);
 
-/* Tracks every connection http accepts from now on, on base. lg is
- * borrowed. Returns 0 or VEP_ERR_NOMEM. */
-int conn_set_new(struct event_base *base, struct evhttp *http,
-    const struct conn_limits *lim, const struct log *lg, struct conn_set **out);
+/* 1 when the connection speaks TLS. */
+int conn_tls(const struct conn *c);
 
-/* Pauses listener on descriptor exhaustion (see above). */
-void conn_set_watch_listener(struct conn_set *set, struct evconnlistener *listener);
+/* Answers the request handed out: reply's bytes (a whole response) move
+ * to the connection, which stays open for the next request only when
+ * keep_alive. A closed connection drops them. */
+void conn_reply(struct conn *c, struct evbuffer *reply, int keep_alive);
 
-/* Frees set. Call after evhttp_free (which closes every connection);
- * connections still referenced by requests stay valid. NULL-safe. */
-void conn_set_free(struct conn_set *set);
+/* Ends the request handed out without an answer (shutdown): the
+ * connection, if still open, closes. */
+void conn_abandon(struct conn *c);
 
-/* A request of ev's connection reached us: stops its deadline and takes a
- * reference. Returns the connection, or NULL when it is not tracked (the
- * request is then served without it). */
-struct conn *conn_request_begin(struct conn_set *set, struct evhttp_request *ev);
-
-/* The request taken by conn_request_begin is answered (or abandoned):
- * drops the reference, arms the deadline again for bytes already waiting,
- * and when the scanner refused the request after it, answers that
- * refusal. Call after the answer was handed to evhttp. NULL-safe. */
-void conn_request_end(struct conn *c);
+/* Closes every connection of g (their requests still out stay valid). */
+void conn_group_close(struct conn_group *g);
 
 #endif

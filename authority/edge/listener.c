@@ -1,9 +1,13 @@
 /*
- * edge/listener.c - evhttp setup: bind, limits, allowed methods, the one callback.
+ * edge/listener.c - the listening socket, the accept, the connection caps
+ * and the accept back-off; each request handed from edge/conn.c to the
+ * handler as a struct req.
  *
- * Owns the listening socket and the evhttp object. Must never answer a
- * request itself (api/router.c and the handlers do) except when it cannot even
- * allocate the per-request state.
+ * Owns the socket, its evconnlistener (whose callbacks all get this
+ * server as their argument) and every connection accepted on it (through
+ * edge/conn.h's group). Must never answer a request itself (api/router.c
+ * and the handlers do), except a connection over a cap (the fixed 503)
+ * and a request it cannot even allocate the per-request state for.
  */
 #include "edge/listener.h"
 
@@ -15,69 +19,53 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
-#include <event2/http.h>
+#include <event2/listener.h>
 #include <openssl/ssl.h>
 
 #include "server/shared.h"
 #include "core/config.h"
+#include "edge/addrs.h"
 #include "edge/conn.h"
 #include "core/domain.h"
 #include "err.h"
 #include "core/fixed_limits.h"
+#include "edge/head.h"
 #include "edge/proxy.h"
 #include "edge/req.h"
 #include "server/loop.h"
 
+/* The over-capacity answer's extra header: when to come back, seconds. */
+#define SERVER_BUSY_EXTRA "Retry-After: 1\r\n"
+
+/* Milliseconds accepting stays paused after EMFILE/ENFILE. */
+#define SERVER_ACCEPT_PAUSE_MS 100
+
+/* Seconds between two "out of descriptors" log lines. */
+#define SERVER_EMFILE_LOG_EVERY_S 10
+
 struct server {
-	struct evhttp *http;
-	struct conn_set *conns;
+	struct evconnlistener *listener;
+	struct event *resume;        /* re-enables accepting; pending only while paused */
+	time_t emfile_logged;
+	struct conn_group conns;
+	size_t max_conns;            /* this listener's share of max_connections */
+	int tls;
 	/* Open connections per client address over every loop: made (and
 	 * owned) by loop 0's server, borrowed by the others' (loop 0 is
 	 * created first and freed last). NULL when the cap is off. */
-	struct conn_addrs *addrs;
+	struct addrs *addrs;
 	int owns_addrs;
 	struct loop *loop;
 	server_handler handler;
+	char busy[REQ_RAW_BUFSZ];    /* the over-capacity answer (plain HTTP) */
+	size_t busy_len;
 	char address[SERVER_ADDR_BUFSZ];
 };
-
-/* A request's end is its connection guard's (edge/conn.h). */
-static void
-end_request(void *arg)
-{
-	conn_request_end(arg);
-}
-
-static void
-on_request(struct evhttp_request *ev, void *arg)
-{
-	struct server *s = arg;
-	struct conn *c = conn_request_begin(s->conns, ev);
-	const char *why;
-	struct req *r;
-
-	if ((r = req_new(s->loop, ev)) == NULL) {
-		conn_request_end(c);
-		return; /* req_new answered 500 */
-	}
-	r->on_end = end_request;
-	r->end_arg = c;
-	/* edge/conn.c refuses such requests before evhttp parses them; this
-	 * catches a connection it could not track. Refused before any
-	 * handler sees it, and the connection closed: what follows on it
-	 * cannot be trusted to be framed as we read it. */
-	if ((why = req_framing_problem(r)) != NULL) {
-		if (req_add_header(r, "Connection", "close") != VEP_OK) {
-			req_reply_error(r, REQ_ERR_INTERNAL);
-			return;
-		}
-		req_reply_error_text(r, REQ_ERR_BAD_REQUEST, why);
-		return;
-	}
-	s->handler(r);
-}
 
 /* Formats the socket's real local address. */
 static int
@@ -176,15 +164,151 @@ server_max_conns(const struct authority *a)
 	return (total + n - 1) / n;
 }
 
-/* edge/conn.c's per-address cap exempts the trusted proxies: their clients are
- * known only from X-Forwarded-For, after the accept. */
+/* The per-address cap exempts the trusted proxies: their clients are known
+ * only from X-Forwarded-For, after the accept. */
 static int
-server_addr_exempt(void *arg, const char *addr)
+server_addr_exempt(struct authority *a, const char *addr)
 {
-	struct authority *a = arg;
 	const struct proxy_list *trusted = authority_cfg(a)->trusted_proxies;
 
 	return trusted != NULL && proxy_list_has(trusted, addr);
+}
+
+static void
+link_reply(void *conn, struct evbuffer *reply, int keep_alive)
+{
+	conn_reply(conn, reply, keep_alive);
+}
+
+static void
+link_abandon(void *conn)
+{
+	conn_abandon(conn);
+}
+
+/* A whole request from edge/conn.c: wrapped and handed to the handler. */
+static void
+on_request(void *arg, struct conn *c, struct head *h, unsigned char *body, size_t len)
+{
+	struct server *s = arg;
+	struct req_link link = { link_reply, link_abandon, c, conn_peer(c), conn_tls(c) };
+	struct req *r;
+
+	if ((r = req_new(s->loop, h, body, len, &link)) == NULL)
+		return; /* req_new answered 500 */
+	s->handler(r);
+}
+
+/* The connection's bufferevent: an accepting OpenSSL one on the HTTPS port
+ * (never plain text there), with the context of the domain set in use now
+ * (so a reload's new certificate serves the next connection). NULL when it
+ * cannot be made; fd is then still the caller's. */
+static struct bufferevent *
+server_bev(struct server *s, evutil_socket_t fd)
+{
+	struct event_base *base = s->loop->base;
+	struct bufferevent *bev;
+	SSL_CTX *ctx;
+	SSL *ssl;
+
+	if (!s->tls)
+		return bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if ((ctx = authority_domains(s->loop->a)->tls) == NULL || (ssl = SSL_new(ctx)) == NULL)
+		return NULL;
+	/* Made without the descriptor, so that a failure leaves it ours
+	 * (the SSL goes with the bufferevent either way). */
+	if ((bev = bufferevent_openssl_socket_new(base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL)
+		return NULL;
+	if (bufferevent_setfd(bev, fd) != 0) {
+		bufferevent_free(bev);
+		return NULL;
+	}
+	/* Clients that close without close_notify are ordinary. */
+	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+	return bev;
+}
+
+static void
+on_accept(struct evconnlistener *listener, evutil_socket_t fd, struct sockaddr *sa,
+    int salen, void *arg)
+{
+	struct server *s = arg;
+	struct authority *a = s->loop->a;
+	unsigned char key[ADDRS_KEY_BYTES];
+	const unsigned char *counted = NULL;
+	char peer[INET6_ADDRSTRLEN];
+	struct bufferevent *bev = NULL;
+	const char *why = NULL;
+	int known;
+
+	(void)listener;
+	(void)salen;
+	if (!(known = addrs_key(sa, key, peer, sizeof(peer)) == 0))
+		snprintf(peer, sizeof(peer), "unknown");
+	if (s->conns.count >= s->max_conns) {
+		why = "max_connections reached";
+	} else if (s->addrs != NULL && known && !server_addr_exempt(a, peer)) {
+		int rc = addrs_take(s->addrs, key);
+
+		if (rc == VEP_OK)
+			counted = key;
+		else
+			why = rc == VEP_ERR_TOOBIG ? "max_connections_per_addr reached" :
+			    "out of memory";
+	}
+	if (why == NULL && (bev = server_bev(s, fd)) == NULL)
+		why = s->tls ? "no TLS state" : "out of memory";
+	if (why != NULL) {
+		/* TLS: no bytes before a handshake; the close says it. */
+		if (!s->tls) {
+			ssize_t w = send(fd, s->busy, s->busy_len, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+			(void)w; /* best effort: the close is the answer that matters */
+		}
+		log_debug(&a->log, "refusing a connection: %zu open, %s", s->conns.count, why);
+		if (counted != NULL)
+			addrs_release(s->addrs, counted);
+		evutil_closesocket(fd);
+		return;
+	}
+	if (conn_open(&s->conns, bev, s->tls, peer, counted) != VEP_OK)
+		log_warn(&a->log, "out of memory for a connection");
+}
+
+static void
+on_resume(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *s = arg;
+
+	(void)fd;
+	(void)what;
+	evconnlistener_enable(s->listener);
+}
+
+static void
+on_accept_error(struct evconnlistener *listener, void *arg)
+{
+	struct server *s = arg;
+	struct timeval tv = { 0, SERVER_ACCEPT_PAUSE_MS * 1000 };
+	int e = EVUTIL_SOCKET_ERROR();
+	time_t now;
+
+	if (e != EMFILE && e != ENFILE && e != ENOBUFS && e != ENOMEM) {
+		log_warn(&s->loop->a->log, "accept failed: %s", strerror(e));
+		return;
+	}
+	/* The pending connection keeps the socket readable: without a pause
+	 * the loop would spin until a descriptor frees up. */
+	evconnlistener_disable(listener);
+	evtimer_add(s->resume, &tv);
+	now = time(NULL);
+	if (now - s->emfile_logged >= SERVER_EMFILE_LOG_EVERY_S) {
+		s->emfile_logged = now;
+		log_warn(&s->loop->a->log, "accept failed (%s, %zu connections open): pausing new "
+		    "connections; raise the descriptor limit (ulimit -n, LimitNOFILE) or lower "
+		    "max_connections", strerror(e), s->conns.count);
+	}
 }
 
 /* The per-address table this loop's listener counts in (see struct
@@ -202,16 +326,7 @@ server_addrs(struct loop *l, struct server *s)
 		return VEP_OK;
 	}
 	s->owns_addrs = 1;
-	return conn_addrs_new((size_t)a->cfg->max_connections_per_addr, &s->addrs);
-}
-
-/* edge/conn.c's source of the TLS context for each new connection. */
-static SSL_CTX *
-server_tls_ctx(void *arg)
-{
-	struct authority *a = arg;
-
-	return authority_domains(a)->tls;
+	return addrs_new((size_t)a->cfg->max_connections_per_addr, &s->addrs);
 }
 
 int
@@ -219,8 +334,6 @@ server_listen(struct loop *l, const char *listen, int tls, server_handler handle
     struct server **out)
 {
 	struct authority *a = l->a;
-	struct evhttp_bound_socket *bound;
-	struct conn_limits lim;
 	evutil_socket_t fd = -1;
 	struct server *s = NULL;
 	char host[INET6_ADDRSTRLEN];
@@ -232,47 +345,47 @@ server_listen(struct loop *l, const char *listen, int tls, server_handler handle
 		rc = VEP_ERR_INVALID;
 		goto out;
 	}
-	if ((s = calloc(1, sizeof(*s))) == NULL || (s->http = evhttp_new(l->base)) == NULL)
+	if ((s = calloc(1, sizeof(*s))) == NULL)
 		goto out;
 	s->loop = l;
 	s->handler = handler;
-	evhttp_set_max_headers_size(s->http, LIMIT_HEADER_BYTES);
-	evhttp_set_max_body_size(s->http, LIMIT_BODY_BYTES);
-	evhttp_set_timeout(s->http, (int)a->cfg->request_timeout_s);
-	/* Let every method libevent knows reach the router, which answers
-	 * 405 with an Allow header; libevent's own 405 has none. */
-	evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
-	    EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
-	    EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
-	evhttp_set_gencb(s->http, on_request, s);
-	lim.header_ms = a->cfg->header_timeout_s * 1000;
-	lim.body_ms = a->cfg->body_timeout_s * 1000;
-	lim.max_conns = server_max_conns(a);
-	lim.tls_ctx = tls ? server_tls_ctx : NULL;
-	lim.tls_arg = a;
+	s->tls = tls;
+	s->max_conns = server_max_conns(a);
+	s->conns.header_ms = a->cfg->header_timeout_s * 1000;
+	s->conns.body_ms = a->cfg->body_timeout_s * 1000;
+	s->conns.idle_ms = a->cfg->request_timeout_s * 1000;
+	s->conns.log = &a->log;
+	s->conns.on_request = on_request;
+	s->conns.arg = s;
 	if ((rc = server_addrs(l, s)) != VEP_OK)
 		goto out;
-	lim.addrs = s->addrs;
-	lim.addr_exempt = server_addr_exempt;
-	lim.addr_exempt_arg = a;
-	if ((rc = conn_set_new(l->base, s->http, &lim, &a->log, &s->conns)) != VEP_OK)
-		goto out;
+	s->conns.addrs = s->addrs;
 	rc = VEP_ERR_NOMEM;
+	/* Content-Length is computed from the body. */
+	s->busy_len = req_raw_reply(s->busy, sizeof(s->busy), REQ_ERR_UNAVAILABLE, NULL, 0,
+	    SERVER_BUSY_EXTRA);
+	if (s->busy_len == 0 || (s->resume = evtimer_new(l->base, on_resume, s)) == NULL)
+		goto out;
 	errno = 0;
 	/* Loop 0 binds first (the others share its port): it probes. */
-	if ((fd = listen_socket(host, port, l->index == 0)) < 0 ||
-	    (bound = evhttp_accept_socket_with_handle(s->http, fd)) == NULL) {
+	if ((fd = listen_socket(host, port, l->index == 0)) < 0) {
 		log_error(&a->log, "cannot listen on %s: %s", listen,
 		    errno != 0 ? strerror(errno) : "bind failed");
-		if (fd >= 0)
-			evutil_closesocket(fd);
 		rc = VEP_ERR_IO;
 		goto out;
 	}
-	conn_set_watch_listener(s->conns, evhttp_bound_socket_get_listener(bound));
-	if ((rc = bound_address(evhttp_bound_socket_get_fd(bound), s->address,
-	    sizeof(s->address))) != 0)
+	if ((rc = bound_address(fd, s->address, sizeof(s->address))) != VEP_OK) {
+		evutil_closesocket(fd);
 		goto out;
+	}
+	/* Already listening (backlog -1); the listener owns it from here. */
+	if ((s->listener = evconnlistener_new(l->base, on_accept, s,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd)) == NULL) {
+		evutil_closesocket(fd);
+		rc = VEP_ERR_NOMEM;
+		goto out;
+	}
+	evconnlistener_set_error_cb(s->listener, on_accept_error);
 	*out = s;
 	s = NULL;
 	rc = VEP_OK;
@@ -292,12 +405,12 @@ server_free(struct server *s)
 {
 	if (s == NULL)
 		return;
-	/* evhttp_free closes every connection (edge/conn.c's close callbacks)
-	 * before their set goes. */
-	if (s->http != NULL)
-		evhttp_free(s->http);
-	conn_set_free(s->conns);
+	if (s->listener != NULL)
+		evconnlistener_free(s->listener);
+	if (s->resume != NULL)
+		event_free(s->resume);
+	conn_group_close(&s->conns);
 	if (s->owns_addrs)
-		conn_addrs_free(s->addrs);
+		addrs_free(s->addrs);
 	free(s);
 }

@@ -1,9 +1,8 @@
 /*
  * edge/req.c - per-request state, request-target decoding and all replies.
  *
- * Owns the evhttp request object from arrival to the one reply, the common
- * response headers, the access log line and the one error->status table.
- * Must never free an evhttp request (libevent does, after the reply) and
+ * Owns a request's parts from arrival to the one reply, the bytes of every
+ * response, the access log line and the one error->status table. Must
  * never reply twice: every reply function ends by freeing the struct req.
  */
 #include "edge/req.h"
@@ -17,15 +16,13 @@
 #include <sys/queue.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent_ssl.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 #include <jansson.h>
 
 #include "server/shared.h"
 #include "edge/tls.h"
 #include "err.h"
 #include "edge/etag.h"
+#include "edge/head.h"
 #include "core/fixed_limits.h"
 #include "core/log.h"
 #include "server/loop.h"
@@ -137,25 +134,23 @@ error_row(int err, const char **message)
 	return row;
 }
 
-/* libevent's command types, our bits and names (also the Allow order),
- * and whether libevent 2.1.12 reads a body for the method at all
- * (evhttp_method_may_have_body: not for HEAD or TRACE, whose "body" it
- * would read as the next request). */
+/* Our bits and names of the methods (also the Allow order), and whether a
+ * request of the method may have a body at all (not HEAD or TRACE, whose
+ * "body" a lenient reader would take for the next request). */
 static const struct {
-	enum evhttp_cmd_type ev;
 	unsigned bit;
 	const char *name;
 	int body;
 } req_methods[] = {
-	{ EVHTTP_REQ_GET, REQ_M_GET, "GET", 1 },
-	{ EVHTTP_REQ_HEAD, REQ_M_HEAD, "HEAD", 0 },
-	{ EVHTTP_REQ_POST, REQ_M_POST, "POST", 1 },
-	{ EVHTTP_REQ_PUT, REQ_M_PUT, "PUT", 1 },
-	{ EVHTTP_REQ_DELETE, REQ_M_DELETE, "DELETE", 1 },
-	{ EVHTTP_REQ_OPTIONS, REQ_M_OPTIONS, "OPTIONS", 1 },
-	{ EVHTTP_REQ_TRACE, REQ_M_TRACE, "TRACE", 0 },
-	{ EVHTTP_REQ_CONNECT, REQ_M_CONNECT, "CONNECT", 1 },
-	{ EVHTTP_REQ_PATCH, REQ_M_PATCH, "PATCH", 1 },
+	{ REQ_M_GET, "GET", 1 },
+	{ REQ_M_HEAD, "HEAD", 0 },
+	{ REQ_M_POST, "POST", 1 },
+	{ REQ_M_PUT, "PUT", 1 },
+	{ REQ_M_DELETE, "DELETE", 1 },
+	{ REQ_M_OPTIONS, "OPTIONS", 1 },
+	{ REQ_M_TRACE, "TRACE", 0 },
+	{ REQ_M_CONNECT, "CONNECT", 1 },
+	{ REQ_M_PATCH, "PATCH", 1 },
 };
 
 #define NMETHODS (sizeof(req_methods) / sizeof(req_methods[0]))
@@ -183,42 +178,23 @@ req_error_message(int err)
 	return message;
 }
 
-/* The connection's peer address as text, "unknown" when it has none. */
-static void
-peer_address(struct evhttp_request *ev, char *out, size_t outlen)
-{
-	struct evhttp_connection *con = evhttp_request_get_connection(ev);
-	const struct sockaddr *sa = con != NULL ? evhttp_connection_get_addr(con) : NULL;
-	const void *ip = NULL;
-
-	snprintf(out, outlen, "unknown");
-	if (sa != NULL && sa->sa_family == AF_INET)
-		ip = &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
-	else if (sa != NULL && sa->sa_family == AF_INET6)
-		ip = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
-	if (ip != NULL && inet_ntop(sa->sa_family, ip, out, (socklen_t)outlen) == NULL)
-		snprintf(out, outlen, "unknown");
-}
-
 /* Every X-Forwarded-For value in order, joined by commas, into buf; NULL
  * when there is none or they do not fit (then the peer is the client). */
 static const char *
-forwarded_for(struct evhttp_request *ev, char *buf, size_t buflen)
+forwarded_for(const struct head *h, char *buf, size_t buflen)
 {
-	const struct evkeyvalq *h = evhttp_request_get_input_headers(ev);
-	const struct evkeyval *kv;
 	size_t used = 0, n;
 
 	buf[0] = '\0';
-	TAILQ_FOREACH(kv, h, next) {
-		if (strcasecmp(kv->key, "X-Forwarded-For") != 0)
+	for (size_t i = 0; i < h->nfields; i++) {
+		if (strcasecmp(h->fields[i].name, "X-Forwarded-For") != 0)
 			continue;
-		n = strlen(kv->value);
+		n = strlen(h->fields[i].value);
 		if (used + n + 2 > buflen)
 			return NULL;
 		if (used > 0)
 			buf[used++] = ',';
-		memcpy(buf + used, kv->value, n + 1);
+		memcpy(buf + used, h->fields[i].value, n + 1);
 		used += n;
 	}
 	return used > 0 ? buf : NULL;
@@ -226,18 +202,35 @@ forwarded_for(struct evhttp_request *ev, char *buf, size_t buflen)
 
 /* The peer, or the client a trusted proxy names (edge/proxy.h). */
 static void
-client_address(struct req *r)
+client_address(struct req *r, const char *peer)
 {
 	const struct proxy_list *trusted = authority_cfg(r->a)->trusted_proxies;
-	char peer[REQ_ADDR_BUFSZ], xff[PROXY_XFF_MAX + 1];
+	char xff[PROXY_XFF_MAX + 1];
 
-	peer_address(r->ev, peer, sizeof(peer));
-	proxy_client_addr(trusted, peer, trusted != NULL ? forwarded_for(r->ev, xff,
-	    sizeof(xff)) : NULL, r->client_addr, sizeof(r->client_addr));
+	proxy_client_addr(trusted, peer != NULL ? peer : "unknown", trusted != NULL ?
+	    forwarded_for(r->head, xff, sizeof(xff)) : NULL, r->client_addr,
+	    sizeof(r->client_addr));
+}
+
+/* Answers a request we hold no struct req for: a bare 500, then the close. */
+static void
+reply_bare_500(const struct req_link *link)
+{
+	char raw[REQ_RAW_BUFSZ];
+	struct evbuffer *buf = evbuffer_new();
+	size_t n = req_raw_reply(raw, sizeof(raw), REQ_ERR_INTERNAL, NULL, link->tls, NULL);
+
+	if (buf == NULL || n == 0 || evbuffer_add(buf, raw, n) != 0)
+		link->abandon(link->conn);
+	else
+		link->reply(link->conn, buf, 0);
+	if (buf != NULL)
+		evbuffer_free(buf);
 }
 
 struct req *
-req_new(struct loop *l, struct evhttp_request *ev)
+req_new(struct loop *l, struct head *h, unsigned char *body, size_t len,
+    const struct req_link *link)
 {
 	struct authority *a = l->a;
 	struct req *r;
@@ -245,24 +238,29 @@ req_new(struct loop *l, struct evhttp_request *ev)
 
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
 		log_error(&a->log, "out of memory for a request");
-		evhttp_send_error(ev, 500, NULL);
+		head_free(h);
+		if (body != NULL)
+			vep_free_secret(body, len);
+		reply_bare_500(link);
 		return NULL;
 	}
-	r->ev = ev;
+	r->link = *link;
+	r->link.peer = NULL;  /* borrowed only until here */
+	r->head = h;
+	r->content = body;
+	r->content_len = len;
 	r->a = a;
 	r->loop = l;
 	r->method_name = "?";
 	for (i = 0; i < NMETHODS; i++) {
-		if (req_methods[i].ev == evhttp_request_get_command(ev)) {
+		if (strcmp(req_methods[i].name, h->method) == 0) {
 			r->method = req_methods[i].bit;
 			r->method_name = req_methods[i].name;
 		}
 	}
-	r->target = evhttp_request_get_uri(ev);
-	if (r->target == NULL)
-		r->target = "";
+	r->target = h->target;
 	clock_gettime(CLOCK_MONOTONIC, &r->start);
-	client_address(r);
+	client_address(r, link->peer);
 	return r;
 }
 
@@ -278,8 +276,14 @@ req_free(struct req *r)
 	free(r->params);
 	free(r->path);
 	json_decref(r->body);
-	if (r->on_end != NULL)
-		r->on_end(r->end_arg);
+	for (i = 0; i < r->nout; i++) {
+		free(r->out[i].name);
+		free(r->out[i].value);
+	}
+	free(r->out);
+	if (r->content != NULL)
+		vep_free_secret(r->content, r->content_len);
+	head_free(r->head);
 	free(r);
 }
 
@@ -425,41 +429,13 @@ req_param_count(const struct req *r, const char *name)
 const char *
 req_header(const struct req *r, const char *name)
 {
-	return evhttp_find_header(evhttp_request_get_input_headers(r->ev), name);
+	return r->head != NULL ? head_find(r->head, name) : NULL;
 }
 
 int
 req_is_tls(const struct req *r)
 {
-	struct evhttp_connection *evcon = evhttp_request_get_connection(r->ev);
-	struct bufferevent *bev = evcon != NULL ? evhttp_connection_get_bufferevent(evcon) : NULL;
-
-	return bev != NULL && bufferevent_openssl_get_ssl(bev) != NULL;
-}
-
-const char *
-req_framing_problem(const struct req *r)
-{
-	const struct evkeyvalq *h = evhttp_request_get_input_headers(r->ev);
-	const struct evkeyval *kv;
-	const char *te = NULL;
-	unsigned ncl = 0, nte = 0;
-
-	for (kv = h->tqh_first; kv != NULL; kv = kv->next.tqe_next) {
-		if (strcasecmp(kv->key, "Content-Length") == 0)
-			ncl++;
-		else if (strcasecmp(kv->key, "Transfer-Encoding") == 0) {
-			nte++;
-			te = kv->value;
-		}
-	}
-	if (nte > 0 && ncl > 0)
-		return "Transfer-Encoding together with Content-Length";
-	if (ncl > 1)
-		return "more than one Content-Length";
-	if (nte > 1 || (te != NULL && strcasecmp(te, "chunked") != 0))
-		return "unsupported Transfer-Encoding (only chunked)";
-	return NULL;
+	return r->link.tls;
 }
 
 /* Where the raw scanner is (struct req_scan's state). */
@@ -934,13 +910,56 @@ req_host(const struct req *r, char *host, char *hostport, size_t hostlen, int *l
 	return 0;
 }
 
+/* Removes every response header called name. */
+static void
+out_remove(struct req *r, const char *name)
+{
+	size_t i = 0;
+
+	while (i < r->nout) {
+		if (strcasecmp(r->out[i].name, name) != 0) {
+			i++;
+			continue;
+		}
+		free(r->out[i].name);
+		free(r->out[i].value);
+		memmove(&r->out[i], &r->out[i + 1], (r->nout - i - 1) * sizeof(r->out[0]));
+		r->nout--;
+	}
+}
+
+/* The first response header called name, or NULL. */
+static const char *
+out_find(const struct req *r, const char *name)
+{
+	for (size_t i = 0; i < r->nout; i++)
+		if (strcasecmp(r->out[i].name, name) == 0)
+			return r->out[i].value;
+	return NULL;
+}
+
+/* Appends a response header. Returns 0 or VEP_ERR_NOMEM. */
+static int
+out_add(struct req *r, const char *name, const char *value)
+{
+	struct req_field f = { strdup(name), strdup(value) }, *n;
+
+	if (f.name == NULL || f.value == NULL ||
+	    (n = realloc(r->out, (r->nout + 1) * sizeof(*n))) == NULL) {
+		free(f.name);
+		free(f.value);
+		return VEP_ERR_NOMEM;
+	}
+	r->out = n;
+	r->out[r->nout++] = f;
+	return VEP_OK;
+}
+
 int
 req_add_header(struct req *r, const char *name, const char *value)
 {
-	struct evkeyvalq *h = evhttp_request_get_output_headers(r->ev);
-
-	evhttp_remove_header(h, name);
-	return evhttp_add_header(h, name, value) == 0 ? VEP_OK : VEP_ERR_NOMEM;
+	out_remove(r, name);
+	return out_add(r, name, value);
 }
 
 static void
@@ -960,54 +979,162 @@ access_log(const struct req *r, int status, size_t len)
 	log_info(&r->a->log, "%s \"%s\" %d %zu %.1fms", r->method_name, path, status, len, ms);
 }
 
+/* The reason phrase of a status, as libevent 2.1.12's HTTP server wrote it
+ * (clients only show it; kept so that answers stay byte for byte). */
+static const char *
+status_phrase(int status)
+{
+	static const char *const phrases[][18] = {
+		{ "Continue", "Switching Protocols" },
+		{ "OK", "Created", "Accepted", "Non-Authoritative Information", "No Content",
+		  "Reset Content", "Partial Content" },
+		{ "Multiple Choices", "Moved Permanently", "Found", "See Other", "Not Modified",
+		  "Use Proxy", "Temporary Redirect" },
+		{ "Bad Request", "Unauthorized", "Payment Required", "Forbidden", "Not Found",
+		  "Method Not Allowed", "Not Acceptable", "Proxy Authentication Required",
+		  "Request Time-out", "Conflict", "Gone", "Length Required",
+		  "Precondition Failed", "Request Entity Too Large", "Request-URI Too Large",
+		  "Unsupported Media Type", "Requested range not satisfiable",
+		  "Expectation Failed" },
+		{ "Internal Server Error", "Not Implemented", "Bad Gateway", "Service Unavailable",
+		  "Gateway Time-out", "HTTP Version not supported" },
+	};
+	static const char *const classes[] = {
+		"Informational", "Success", "Redirection", "Client Error", "Server Error",
+	};
+	int klass = status / 100 - 1, sub = status % 100;
+
+	if (klass < 0 || klass >= 5)
+		return "Unknown Status Class";
+	if (sub >= 18 || phrases[klass][sub] == NULL)
+		return classes[klass];
+	return phrases[klass][sub];
+}
+
+/* An IMF-fixdate of now ("Sun, 06 Nov 1994 08:49:37 GMT"), whatever the
+ * locale. */
+static void
+http_date(char *out, size_t outlen)
+{
+	static const char days[7][4] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat" };
+	static const char months[12][4] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul",
+	    "Aug", "Sep", "Oct", "Nov", "Dec" };
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (gmtime_r(&now, &tm) == NULL) {
+		memset(&tm, 0, sizeof(tm));
+		tm.tm_mday = 1;
+		tm.tm_year = 70;
+		tm.tm_wday = 4;
+	}
+	snprintf(out, outlen, "%s, %02d %s %d %02d:%02d:%02d GMT", days[tm.tm_wday % 7],
+	    tm.tm_mday, months[tm.tm_mon % 12], tm.tm_year + 1900, tm.tm_hour, tm.tm_min,
+	    tm.tm_sec);
+}
+
+/* Writes the whole response into buf: the request's HTTP version, the
+ * headers in r->out plus what HTTP/1.0 and 1.1 want (Date; Connection
+ * keep-alive for an HTTP/1.0 client that asked, close when the client
+ * said close), then the body unless there must be none. Sets *keep when
+ * the connection stays open. Returns 0 or VEP_ERR_NOMEM. */
+static int
+write_response(struct req *r, struct evbuffer *buf, int status, const char *body,
+    size_t len, int *keep)
+{
+	const char *conn = req_header(r, "Connection"), *mine;
+	char date[64];
+	int minor = r->head != NULL ? r->head->minor : 1, rc = VEP_OK;
+
+	if (minor >= 1 && out_find(r, "Date") == NULL) {
+		http_date(date, sizeof(date));
+		rc = out_add(r, "Date", date);
+	}
+	if (rc == VEP_OK && minor == 0 && conn != NULL && strncasecmp(conn, "keep-alive", 10) == 0)
+		rc = out_add(r, "Connection", "keep-alive");
+	if (rc == VEP_OK && conn != NULL && strcasecmp(conn, "close") == 0) {
+		out_remove(r, "Connection");
+		rc = out_add(r, "Connection", "close");
+	}
+	if (rc != VEP_OK)
+		return rc;
+	mine = out_find(r, "Connection");
+	*keep = r->head != NULL && head_keep_alive(r->head) &&
+	    (mine == NULL || strcasecmp(mine, "close") != 0);
+	if (evbuffer_add_printf(buf, "HTTP/1.%d %d %s\r\n", minor, status,
+	    status_phrase(status)) < 0)
+		return VEP_ERR_NOMEM;
+	for (size_t i = 0; i < r->nout; i++)
+		if (evbuffer_add_printf(buf, "%s: %s\r\n", r->out[i].name, r->out[i].value) < 0)
+			return VEP_ERR_NOMEM;
+	if (evbuffer_add(buf, "\r\n", 2) != 0)
+		return VEP_ERR_NOMEM;
+	if (status != 304 && r->method != REQ_M_HEAD && len > 0 &&
+	    evbuffer_add(buf, body, len) != 0)
+		return VEP_ERR_NOMEM;
+	return VEP_OK;
+}
+
 void
 req_reply(struct req *r, int status, const char *ctype, const char *body, size_t len,
     unsigned flags)
 {
-	struct evkeyvalq *h = evhttp_request_get_output_headers(r->ev);
-	struct evbuffer *buf = NULL;
+	struct evbuffer *buf = evbuffer_new();
 	char num[64];
+	int rc = buf != NULL ? VEP_OK : VEP_ERR_NOMEM, keep = 0;
 
-	if (status != 304) {
-		evhttp_remove_header(h, "Content-Type");
-		evhttp_add_header(h, "Content-Type", ctype);
-		/* Set even for HEAD, where libevent sends no body and would
-		 * otherwise omit the length a GET would have. */
+	if (rc == VEP_OK && status != 304) {
+		/* Set even for HEAD, which gets no body: the length a GET
+		 * would have. */
 		snprintf(num, sizeof(num), "%zu", len);
-		evhttp_remove_header(h, "Content-Length");
-		evhttp_add_header(h, "Content-Length", num);
+		if ((rc = req_add_header(r, "Content-Type", ctype)) == VEP_OK)
+			rc = req_add_header(r, "Content-Length", num);
 	}
-	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
-	evhttp_add_header(h, "Referrer-Policy", "no-referrer");
-	if (req_is_tls(r))
-		evhttp_add_header(h, "Strict-Transport-Security", TLS_HSTS);
-	if (evhttp_find_header(h, "Content-Security-Policy") == NULL)
-		evhttp_add_header(h, "Content-Security-Policy", default_csp);
-	if (flags & REQ_F_CACHE) {
-		snprintf(num, sizeof(num), "public, max-age=%ld", authority_cfg(r->a)->max_age_s);
-		evhttp_add_header(h, "Cache-Control", num);
-	} else if (flags & REQ_F_REVALIDATE) {
-		evhttp_add_header(h, "Cache-Control", "no-cache");
-	} else {
-		evhttp_add_header(h, "Cache-Control", "no-store");
-	}
-	if (flags & REQ_F_CORS)
-		evhttp_add_header(h, "Access-Control-Allow-Origin", "*");
-	access_log(r, status, len);
-	if (status != 304 && r->method != REQ_M_HEAD && len > 0) {
-		if ((buf = evbuffer_new()) == NULL || evbuffer_add(buf, body, len) != 0) {
-			/* Nothing sent yet: the one reply becomes a bare 500. */
-			log_error(&r->a->log, "out of memory for a response body");
-			evbuffer_free(buf);
-			buf = NULL;
-			status = 500;
-			evhttp_remove_header(h, "Content-Length");
-			evhttp_add_header(h, "Content-Length", "0");
+	if (rc == VEP_OK)
+		rc = out_add(r, "X-Content-Type-Options", "nosniff");
+	if (rc == VEP_OK)
+		rc = out_add(r, "Referrer-Policy", "no-referrer");
+	if (rc == VEP_OK && req_is_tls(r))
+		rc = out_add(r, "Strict-Transport-Security", TLS_HSTS);
+	if (rc == VEP_OK && out_find(r, "Content-Security-Policy") == NULL)
+		rc = out_add(r, "Content-Security-Policy", default_csp);
+	if (rc == VEP_OK) {
+		if (flags & REQ_F_CACHE) {
+			snprintf(num, sizeof(num), "public, max-age=%ld",
+			    authority_cfg(r->a)->max_age_s);
+			rc = out_add(r, "Cache-Control", num);
+		} else {
+			rc = out_add(r, "Cache-Control", flags & REQ_F_REVALIDATE ? "no-cache" :
+			    "no-store");
 		}
 	}
-	evhttp_send_reply(r->ev, status, NULL, buf);
-	if (buf != NULL)
-		evbuffer_free(buf);
+	if (rc == VEP_OK && (flags & REQ_F_CORS))
+		rc = out_add(r, "Access-Control-Allow-Origin", "*");
+	if (rc == VEP_OK)
+		rc = write_response(r, buf, status, body, len, &keep);
+	if (rc != VEP_OK) {
+		/* Nothing sent yet: the one reply becomes a bare 500. */
+		char raw[REQ_RAW_BUFSZ];
+		size_t n = req_raw_reply(raw, sizeof(raw), REQ_ERR_INTERNAL, NULL, req_is_tls(r),
+		    NULL);
+
+		log_error(&r->a->log, "out of memory for a response");
+		status = 500;
+		keep = 0;
+		if (buf != NULL)
+			evbuffer_drain(buf, evbuffer_get_length(buf));
+		if (buf == NULL || n == 0 || evbuffer_add(buf, raw, n) != 0) {
+			access_log(r, status, 0);
+			if (buf != NULL)
+				evbuffer_free(buf);
+			req_abandon(r);
+			return;
+		}
+	}
+	access_log(r, status, len);
+	if (r->link.reply != NULL)
+		r->link.reply(r->link.conn, buf, keep);
+	evbuffer_free(buf);
 	req_free(r);
 }
 
@@ -1120,9 +1247,7 @@ json_content_type(const char *ct)
 int
 req_read_json(struct req *r, json_t **out)
 {
-	struct evbuffer *in = evhttp_request_get_input_buffer(r->ev);
-	size_t len = evbuffer_get_length(in);
-	unsigned char *p;
+	size_t len = r->content_len;
 	json_t *o = NULL;
 	int rc;
 
@@ -1130,15 +1255,14 @@ req_read_json(struct req *r, json_t **out)
 	if (!json_content_type(req_header(r, "Content-Type")))
 		return REQ_ERR_MEDIA_TYPE;
 	if (len > LIMIT_BODY_BYTES)
-		return REQ_ERR_TOO_LARGE; /* libevent normally stops it first */
-	if (len == 0)
+		return REQ_ERR_TOO_LARGE; /* the scanner normally stops it first */
+	if (len == 0 || r->content == NULL)
 		return REQ_ERR_BAD_JSON;
-	if ((p = evbuffer_pullup(in, (ev_ssize_t)len)) == NULL)
-		return REQ_ERR_INTERNAL;
-	rc = vep_json_parse_object((const char *)p, len, &o);
-	/* The body may be a password: wipe it where libevent keeps it. */
-	vep_memzero(p, len);
-	evbuffer_drain(in, len);
+	rc = vep_json_parse_object((const char *)r->content, len, &o);
+	/* The body may be a password: wiped now, not when r goes. */
+	vep_free_secret(r->content, len);
+	r->content = NULL;
+	r->content_len = 0;
 	if (rc != 0)
 		return rc == VEP_ERR_NOMEM ? REQ_ERR_INTERNAL : REQ_ERR_BAD_JSON;
 	*out = o;
@@ -1148,6 +1272,10 @@ req_read_json(struct req *r, json_t **out)
 void
 req_abandon(struct req *r)
 {
+	if (r->link.abandon != NULL)
+		r->link.abandon(r->link.conn);
+	r->link.reply = NULL;
+	r->link.abandon = NULL;
 	req_free(r);
 }
 

@@ -2,10 +2,11 @@
  * edge/req.h - one HTTP request as the handlers see it, and every way of
  * answering it.
  *
- * Owns the evhttp request object (only edge/req.c and edge/listener.c include libevent's
- * HTTP headers), request-target parsing (strict percent-decoding), the
- * common response headers and the ONE table mapping errors to statuses and
- * public messages. Must never put internals (paths, library errors) in a
+ * Owns a request's parts from arrival to the one reply (its head, edge/head.h,
+ * its body and the response headers), request-target parsing (strict
+ * percent-decoding), the bytes of every response (status line, the common
+ * headers, keep-alive as HTTP/1.0 and 1.1 want it) and the ONE table mapping
+ * errors to statuses and public messages. Must never put internals (paths, library errors) in a
  * response body: 5xx bodies say only "internal error" / "service
  * unavailable"; details go to the log.
  *
@@ -14,8 +15,8 @@
  * which also frees the struct req; after that call the handler must not
  * touch it. A handler may return without answering and answer later from a
  * callback (deferred, e.g. when PAM answers). If the client disconnects in
- * between, libevent 2.1.12 keeps the request and frees it when we reply, so
- * we still reply exactly once and never free it ourselves.
+ * between, the request stays valid (edge/conn.h) and the reply goes
+ * nowhere, so we still reply exactly once.
  */
 #ifndef AUTHORITY_EDGE_REQ_H
 #define AUTHORITY_EDGE_REQ_H
@@ -27,8 +28,9 @@
 
 struct authority;
 struct domain;
+struct evbuffer;
+struct head;
 struct loop;
-struct evhttp_request;
 struct json_t;
 
 /* Methods as a bit set, so a route can allow several. */
@@ -49,11 +51,6 @@ enum req_method {
  * SRV_ERR_*). The status and the public message of each are in the one
  * table in edge/req.c, nowhere else; 0 is success everywhere. */
 
-/* edge/conn.c still compares the scanner's result with this name for
- * "well framed"; it is 0, success, like every other "no error". To go
- * once edge/conn.c says 0. */
-#define REQ_ERR_COUNT 0
-
 /* Room for a public message a check writes for the reply (req_check_fields,
  * the handlers' own checks): an unknown field's name of up to 64 bytes,
  * each escaped as 4, and the words around it. */
@@ -72,13 +69,37 @@ struct req_param {
 	char *value;  /* decoded, owned; "" for a bare name */
 };
 
+/* Where a request came from and where its answer goes (edge/listener.c
+ * fills it from the connection, edge/conn.h). */
+struct req_link {
+	/* Takes reply's bytes (a whole response) as the answer; the
+	 * connection stays open only when keep_alive. */
+	void (*reply)(void *conn, struct evbuffer *reply, int keep_alive);
+	/* Ends the request without an answer. */
+	void (*abandon)(void *conn);
+	void *conn;
+	const char *peer;            /* the connection's peer address as text */
+	int tls;                     /* 1: native HTTPS */
+};
+
+/* A response header (both copies owned). */
+struct req_field {
+	char *name;
+	char *value;
+};
+
 struct req {
-	struct evhttp_request *ev;   /* libevent's; touched only by edge/req.c */
+	struct req_link link;        /* touched only by edge/req.c */
+	struct head *head;           /* owned: method, target, version, fields */
+	unsigned char *content;      /* owned: the body as received, decoded; wiped */
+	size_t content_len;
+	struct req_field *out;       /* owned: response headers, in order */
+	size_t nout;
 	struct authority *a;         /* borrowed: what all loops share */
 	struct loop *loop;           /* borrowed: the loop serving this request */
 	unsigned method;             /* one REQ_M_* bit, 0 when unknown */
 	const char *method_name;     /* static */
-	const char *target;          /* raw request target, borrowed from ev */
+	const char *target;          /* raw request target, borrowed from head */
 	char *path;                  /* decoded path, owned (after req_parse_target) */
 	struct req_param *params;    /* decoded query, owned, in request order */
 	size_t nparams;
@@ -86,38 +107,29 @@ struct req {
 	struct timespec start;       /* monotonic, for the access log */
 	char client_addr[REQ_ADDR_BUFSZ]; /* peer IP as text ("unknown" if none) */
 	struct json_t *body;         /* owned: the JSON object (ROUTE_JSON_BODY) */
-	void (*on_end)(void *arg);   /* run when r is freed (edge/listener.c: the */
-	void *end_arg;               /* connection's guard, edge/conn.h); may be NULL */
 };
 
-/* Wraps ev (borrowed until the reply). Returns NULL on allocation failure,
- * after answering 500 itself. */
-struct req *req_new(struct loop *l, struct evhttp_request *ev);
+/* A request of loop l: takes h and body (len bytes, may be NULL when 0;
+ * wiped when freed) whatever happens; the answer goes through link (copied).
+ * Returns NULL on allocation failure, after answering 500 itself. */
+struct req *req_new(struct loop *l, struct head *h, unsigned char *body, size_t len,
+    const struct req_link *link);
 
 /* 1 when the request came over native HTTPS (tls_cert), else 0. */
 int req_is_tls(const struct req *r);
 
-/* Why the request's framing is ambiguous (a fixed public text), or NULL:
- * Transfer-Encoding together with Content-Length, more than one
- * Content-Length or Transfer-Encoding, or a Transfer-Encoding other than
- * "chunked". libevent picks one reading of such a request; a proxy in
- * front of us may pick another (request smuggling). The raw scanner below
- * refuses all of these first; this is the backstop for a connection edge/conn.c
- * could not track. */
-const char *req_framing_problem(const struct req *r);
-
 /*
  * The raw request scanner: every byte a connection sends, pipelined
- * requests and bodies included, read in order before libevent parses it
- * (edge/conn.c feeds it from the connection's input buffer). libevent 2.1.12 is
- * lenient where a proxy in front of us may not be (it joins folded lines,
- * takes "+5" or "0x5" as a length, silently truncates a value at NUL,
- * accepts a space before the colon, a bare LF or a missing Host, reads a
- * chunked body's trailers into the headers, and takes the body of a HEAD
- * request for the next request), so whatever the two could read
- * differently is refused here, before libevent sees it:
+ * requests and bodies included, read in order before anything else reads
+ * it (edge/conn.c feeds it from the connection's input buffer). It is the
+ * one framing check: edge/head.c splits only what it accepted. A proxy in
+ * front of us may read a lenient request differently than we would (folded
+ * lines, "+5" or "0x5" as a length, a value cut at NUL, a space before the
+ * colon, a bare LF, a missing Host, trailer fields, the body of a HEAD
+ * request: request smuggling), so whatever two readers could read
+ * differently is refused here:
  *   - request line: METHOD SP origin-form-target SP HTTP/1.0|HTTP/1.1
- *     CRLF: a method libevent knows other than CONNECT (else 501), a
+ *     CRLF: one of enum req_method but CONNECT (else 501), a
  *     target starting with one "/", no empty line before the line;
  *   - header lines: token ":" value CRLF; no space in or after the name,
  *     no obs-fold, no control character (NUL, CR, DEL...; HTAB is fine) in
@@ -127,7 +139,7 @@ const char *req_framing_problem(const struct req *r);
  *   - Content-Length: one, plain digits (OWS around), at most
  *     LIMIT_BODY_BYTES (else 413); Transfer-Encoding: one, exactly
  *     "chunked" (any case), HTTP/1.1 only, never with Content-Length;
- *     neither on HEAD or TRACE (libevent reads no body there);
+ *     neither on HEAD or TRACE (whose body no reader expects);
  *   - Expect: only 100-continue (else 417);
  *   - chunked bodies: sizes of 1 to REQ_SCAN_CHUNK_DIGITS hex digits and
  *     nothing else (no 0x, sign, space or extension), CRLF after each
@@ -234,7 +246,7 @@ void req_reply_tagged(struct req *r, const char *ctype, const char *body, size_t
     const char *etag, unsigned flags);
 
 /* Frees r without answering: only at shutdown, for requests still waiting
- * (libevent frees its side with the connection). */
+ * (their connection, if still open, closes). */
 void req_abandon(struct req *r);
 
 /* Answers err, any code of core/errors.h, from the one table:
@@ -257,8 +269,8 @@ void req_reply_json(struct req *r, int status, const struct json_t *body);
 /* Reads the request body as one JSON object into *out (new reference):
  * Content-Type must be application/json (parameters allowed; a charset
  * must be utf-8), the body at most LIMIT_BODY_BYTES, strict JSON (no
- * duplicate keys, no NUL in strings). The raw body is wiped from libevent's
- * buffer after parsing: it may hold a password. Returns 0, or
+ * duplicate keys, no NUL in strings). The raw body is wiped and freed after
+ * parsing: it may hold a password. Returns 0, or
  * REQ_ERR_MEDIA_TYPE, TOO_LARGE, BAD_JSON or INTERNAL. */
 int req_read_json(struct req *r, struct json_t **out);
 
