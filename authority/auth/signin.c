@@ -203,6 +203,11 @@ login_fail(struct login *l, const char *outcome, uint32_t pam_delay_us)
 	    elapsed_ms(&l->start));
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;
+	/* libevent counts a timer from the time it cached when this loop
+	 * iteration began, which may be well before now (a busy iteration):
+	 * from there, the answer would come early by that much, under the
+	 * minimum delay. */
+	event_base_update_cache_time(l->sg->base);
 	if ((l->timer = evtimer_new(l->sg->base, on_delay_over, l)) == NULL ||
 	    evtimer_add(l->timer, &tv) != 0) {
 		/* Reporting the failure at once would leak timing; "try again"
