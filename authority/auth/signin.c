@@ -285,7 +285,7 @@ write_success(struct db *db, void *arg)
 	    rc != DB_ERR_NOTFOUND)
 		return rc;
 	return db_session_create(db, l->email, l->now, cfg->session_idle_s,
-	    cfg->session_lifetime_s, l->tokens.token_hash, l->tokens.csrf_hash, NULL);
+	    cfg->session_lifetime_s, l->tokens.token_hash, NULL);
 }
 
 /* Back in the loop: report the session once it exists. */

@@ -43,9 +43,8 @@ derive(struct session_tokens *t)
 
 	if ((rc = vep_hmac_sha256(t->token, SESSION_TOKEN_CHARS, csrf_label,
 	    sizeof(csrf_label) - 1, mac)) == 0 &&
-	    (rc = encode32(mac, t->csrf)) == 0 &&
-	    (rc = vep_sha256(t->token, SESSION_TOKEN_CHARS, t->token_hash)) == 0)
-		rc = vep_sha256(t->csrf, SESSION_TOKEN_CHARS, t->csrf_hash);
+	    (rc = encode32(mac, t->csrf)) == 0)
+		rc = vep_sha256(t->token, SESSION_TOKEN_CHARS, t->token_hash);
 	vep_memzero(mac, sizeof(mac));
 	return rc;
 }

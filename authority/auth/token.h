@@ -5,8 +5,7 @@
  * browser base64url-encoded in the cookie SESSION_COOKIE and never stored:
  * the database keeps its SHA-256 (store/sessions.h). The CSRF token is derived
  * from it, HMAC-SHA256(token, "vep-csrf"), so GET /api/session can tell a
- * page its CSRF token again without the database holding anything usable;
- * the database keeps the CSRF token's SHA-256 as well.
+ * page its CSRF token again without the database holding anything of it.
  *
  * The cookie is `__Host-` prefixed (the browser then insists on Secure,
  * Path=/ and no Domain, so a sibling host cannot plant or shadow it),
@@ -39,7 +38,6 @@ struct session_tokens {
 	char token[SESSION_TOKEN_CHARS + 1];   /* the cookie value */
 	char csrf[SESSION_TOKEN_CHARS + 1];    /* what X-CSRF-Token must carry */
 	uint8_t token_hash[VEP_SHA256_BYTES];  /* what the database stores */
-	uint8_t csrf_hash[VEP_SHA256_BYTES];
 };
 
 /* Draws a fresh token and derives the rest. Returns 0 or VEP_ERR_CRYPTO /

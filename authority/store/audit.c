@@ -113,6 +113,9 @@ audit_row_ok(const struct db_audit_row *r)
 	if (r == NULL || db_audit_event_name(r->event) == NULL ||
 	    r->ts_ms < 0 || r->iat_ms < 0 || r->exp_ms < 0)
 		return VEP_ERR_ARG;
+	/* An issued certificate always names its address and key. */
+	if (r->event == DB_AUDIT_CERT_ISSUED && (r->email == NULL || r->key_fp == NULL))
+		return VEP_ERR_ARG;
 	if ((ret = audit_text_ok(r->email, 0)) != 0 ||
 	    (ret = audit_text_ok(r->client_addr, 0)) != 0 ||
 	    (ret = audit_text_ok(r->outcome, 1)) != 0)
@@ -183,36 +186,6 @@ db_audit_add(struct db *db, const struct db_audit_row *row)
 	if ((ret = audit_row_ok(row)) != 0)
 		return ret;
 	return audit_write(db, row, 1);
-}
-
-int
-db_audit_cert(struct db *db, int64_t now_ms, const char *email,
-    const char *key_fp, int64_t iat_ms, int64_t exp_ms, const char *client_addr)
-{
-	struct db_audit_row r = {
-		.ts_ms = now_ms, .event = DB_AUDIT_CERT_ISSUED, .email = email,
-		.key_fp = key_fp, .iat_ms = iat_ms, .exp_ms = exp_ms,
-		.client_addr = client_addr, .outcome = "ok",
-	};
-
-	/* An issued certificate always names its address and key. */
-	if (email == NULL || key_fp == NULL)
-		return VEP_ERR_ARG;
-	return db_audit_add(db, &r);
-}
-
-int
-db_audit_login(struct db *db, int64_t now_ms, int success, const char *account,
-    const char *client_addr, const char *outcome)
-{
-	struct db_audit_row r = {
-		.ts_ms = now_ms,
-		.event = success ? DB_AUDIT_LOGIN_SUCCESS : DB_AUDIT_LOGIN_FAILURE,
-		.email = account, .client_addr = client_addr,
-		.outcome = outcome ? outcome : success ? "ok" : "failed",
-	};
-
-	return db_audit_add(db, &r);
 }
 
 int

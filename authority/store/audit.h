@@ -10,10 +10,11 @@
  * nothing of the write remains and the caller answers 503 without the
  * certificate. No certificate leaves unrecorded.
  *
- * Single rows (db_audit_add, db_audit_cert, db_audit_login) commit one
- * transaction each; a batch (db_audit_batch_*) gathers rows in memory and
- * commits them all in one transaction, all or none, so an event loop can pay
- * one fsync per iteration instead of one per request.
+ * A single row (db_audit_add: sign-ins, sign-outs, through store/deferred.h)
+ * commits one transaction; a batch (db_audit_batch_*: certificates, through
+ * issuance/issuance.h) gathers rows in memory and commits them all in one
+ * transaction, all or none, so an event loop can pay one fsync per iteration
+ * instead of one per request.
  *
  * Times are milliseconds since the epoch (certificate times are in ms).
  */
@@ -68,18 +69,9 @@ enum db_audit_event db_audit_event_at(size_t i);
 
 /* Appends one row and commits it before returning. Errors: VEP_ERR_ARG
  * (unknown event, missing outcome, fingerprint not 64 lowercase hex,
- * negative time), VEP_ERR_TOOBIG (a text over DB_AUDIT_TEXT_MAX),
+ * negative time, a DB_AUDIT_CERT_ISSUED row without email or key_fp), VEP_ERR_TOOBIG (a text over DB_AUDIT_TEXT_MAX),
  * DB_ERR_FULL, DB_ERR_BUSY, VEP_ERR_IO; on error no row was written. */
 int db_audit_add(struct db *db, const struct db_audit_row *row);
-
-/* db_audit_add of a DB_AUDIT_CERT_ISSUED row with outcome "ok". */
-int db_audit_cert(struct db *db, int64_t now_ms, const char *email,
-    const char *key_fp, int64_t iat_ms, int64_t exp_ms, const char *client_addr);
-
-/* db_audit_add of a DB_AUDIT_LOGIN_SUCCESS (success != 0) or
- * DB_AUDIT_LOGIN_FAILURE row; outcome NULL = "ok" / "failed". */
-int db_audit_login(struct db *db, int64_t now_ms, int success, const char *account,
-    const char *client_addr, const char *outcome);
 
 struct db_audit_batch;
 

@@ -10,26 +10,23 @@
 
 #include "store/internal.h"
 #include "store/sessions.h"
-#include "secmem.h"
 
 static const char sql_insert[] =
-    "INSERT INTO sessions (token_hash, csrf_hash, email, created, last_seen,"
+    "INSERT INTO sessions (token_hash, email, created, last_seen,"
     " idle_s, absolute_at, expires_at)"
-    " VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, min(?4 + ?5, ?6))";
+    " VALUES (?1, ?2, ?3, ?3, ?4, ?5, min(?3 + ?4, ?5))";
 /* Everything past the newest DB_SESSIONS_PER_EMAIL_MAX of one address. */
 static const char sql_trim[] =
     "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE email = ?1"
     " ORDER BY created DESC, id DESC LIMIT -1 OFFSET ?2)";
 static const char sql_lookup[] =
-    "SELECT id, email, csrf_hash, created, last_seen, idle_s, absolute_at,"
+    "SELECT id, email, created, last_seen, idle_s, absolute_at,"
     " expires_at FROM sessions WHERE token_hash = ?1";
 static const char sql_touch[] =
     "UPDATE sessions SET last_seen = ?2, expires_at = min(?2 + idle_s, absolute_at)"
     " WHERE id = ?1 AND expires_at > ?2";
 static const char sql_delete[] =
     "DELETE FROM sessions WHERE token_hash = ?1";
-static const char sql_delete_email[] =
-    "DELETE FROM sessions WHERE email = ?1";
 static const char sql_purge[] =
     "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions"
     " WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2)";
@@ -50,8 +47,7 @@ session_email_ok(const char *email)
 int
 db_session_create(struct db *db, const char *email, int64_t now,
     int64_t idle_s, int64_t absolute_s,
-    const uint8_t token_hash[DB_SESSION_HASH_BYTES],
-    const uint8_t csrf_hash[DB_SESSION_HASH_BYTES], int64_t *id_out)
+    const uint8_t token_hash[DB_SESSION_HASH_BYTES], int64_t *id_out)
 {
 	sqlite3_stmt *st;
 	int64_t id = 0;
@@ -59,7 +55,7 @@ db_session_create(struct db *db, const char *email, int64_t now,
 
 	if (id_out != NULL)
 		*id_out = 0;
-	if (db == NULL || token_hash == NULL || csrf_hash == NULL || now < 0 ||
+	if (db == NULL || token_hash == NULL || now < 0 ||
 	    idle_s <= 0 || idle_s > DB_SESSION_LIFETIME_MAX_S ||
 	    absolute_s <= 0 || absolute_s > DB_SESSION_LIFETIME_MAX_S)
 		return VEP_ERR_ARG;
@@ -70,11 +66,10 @@ db_session_create(struct db *db, const char *email, int64_t now,
 	if ((ret = db_stmt(db, DB_STMT_SESSION_INSERT, sql_insert, &st)) != 0)
 		goto out;
 	sqlite3_bind_blob(st, 1, token_hash, DB_SESSION_HASH_BYTES, SQLITE_STATIC);
-	sqlite3_bind_blob(st, 2, csrf_hash, DB_SESSION_HASH_BYTES, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, email, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, now);
-	sqlite3_bind_int64(st, 5, idle_s);
-	sqlite3_bind_int64(st, 6, now + absolute_s);
+	sqlite3_bind_text(st, 2, email, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, now);
+	sqlite3_bind_int64(st, 4, idle_s);
+	sqlite3_bind_int64(st, 5, now + absolute_s);
 	if ((ret = db_step_done(st)) != 0)
 		goto out;
 	id = sqlite3_last_insert_rowid(db->conn);
@@ -99,7 +94,6 @@ db_session_lookup(struct db *db, const uint8_t token_hash[DB_SESSION_HASH_BYTES]
     int64_t now, struct db_session *out)
 {
 	sqlite3_stmt *st = NULL;
-	const void *csrf;
 	const unsigned char *email;
 	int rc, ret;
 
@@ -121,24 +115,21 @@ db_session_lookup(struct db *db, const uint8_t token_hash[DB_SESSION_HASH_BYTES]
 		goto out;
 	}
 	email = sqlite3_column_text(st, 1);
-	csrf = sqlite3_column_blob(st, 2);
-	if (email == NULL || strlen((const char *)email) > DB_SESSION_EMAIL_MAX ||
-	    csrf == NULL || sqlite3_column_bytes(st, 2) != DB_SESSION_HASH_BYTES) {
+	if (email == NULL || strlen((const char *)email) > DB_SESSION_EMAIL_MAX) {
 		ret = DB_ERR_CORRUPT;
 		goto out;
 	}
-	if (sqlite3_column_int64(st, 7) <= now) {
+	if (sqlite3_column_int64(st, 6) <= now) {
 		ret = DB_ERR_EXPIRED;
 		goto out;
 	}
 	out->id = sqlite3_column_int64(st, 0);
 	memcpy(out->email, email, strlen((const char *)email) + 1);
-	memcpy(out->csrf_hash, csrf, DB_SESSION_HASH_BYTES);
-	out->created = sqlite3_column_int64(st, 3);
-	out->last_seen = sqlite3_column_int64(st, 4);
-	out->idle_s = sqlite3_column_int64(st, 5);
-	out->absolute_at = sqlite3_column_int64(st, 6);
-	out->expires_at = sqlite3_column_int64(st, 7);
+	out->created = sqlite3_column_int64(st, 2);
+	out->last_seen = sqlite3_column_int64(st, 3);
+	out->idle_s = sqlite3_column_int64(st, 4);
+	out->absolute_at = sqlite3_column_int64(st, 5);
+	out->expires_at = sqlite3_column_int64(st, 6);
 	ret = VEP_OK;
 out:
 	db_stmt_done(st);
@@ -171,15 +162,6 @@ db_session_touch(struct db *db, struct db_session *s, int64_t now)
 }
 
 int
-db_session_csrf_ok(const struct db_session *s,
-    const uint8_t csrf_hash[DB_SESSION_HASH_BYTES])
-{
-	if (s == NULL || csrf_hash == NULL)
-		return 0;
-	return vep_memeq_ct(s->csrf_hash, csrf_hash, DB_SESSION_HASH_BYTES);
-}
-
-int
 db_session_delete(struct db *db, const uint8_t token_hash[DB_SESSION_HASH_BYTES])
 {
 	sqlite3_stmt *st;
@@ -193,28 +175,6 @@ db_session_delete(struct db *db, const uint8_t token_hash[DB_SESSION_HASH_BYTES]
 	if ((ret = db_step_done(st)) != 0)
 		return ret;
 	return sqlite3_changes(db->conn) == 0 ? DB_ERR_NOTFOUND : VEP_OK;
-}
-
-int
-db_session_delete_email(struct db *db, const char *email, int64_t *count)
-{
-	sqlite3_stmt *st;
-	int ret;
-
-	if (count != NULL)
-		*count = 0;
-	if (db == NULL)
-		return VEP_ERR_ARG;
-	if ((ret = session_email_ok(email)) != 0)
-		return ret;
-	if ((ret = db_stmt(db, DB_STMT_SESSION_DELETE_EMAIL, sql_delete_email, &st)) != 0)
-		return ret;
-	sqlite3_bind_text(st, 1, email, -1, SQLITE_STATIC);
-	if ((ret = db_step_done(st)) != 0)
-		return ret;
-	if (count != NULL)
-		*count = sqlite3_changes(db->conn);
-	return VEP_OK;
 }
 
 int

@@ -1,9 +1,11 @@
 /*
  * store/sessions.h - signed-in sessions, stored by the SHA-256 of their token.
  *
- * The database never sees a session token or a CSRF token: the handler side
- * draws the tokens (RAND_bytes), sets the cookie, and hands this module only
- * their SHA-256 hashes. A stolen database therefore yields no usable cookie.
+ * The database never sees a session token: the handler side draws it
+ * (RAND_bytes), sets the cookie, and hands this module only its SHA-256 hash.
+ * A stolen database therefore yields no usable cookie. Nor does it hold
+ * anything of the CSRF token, which auth/token.h derives from the session
+ * token whenever it is needed.
  * Looking a session up by the hash of the presented token is safe against
  * timing probes: the attacker does not control the hash's bytes.
  *
@@ -38,7 +40,6 @@
 struct db_session {
 	int64_t id;
 	char email[DB_SESSION_EMAIL_MAX + 1];
-	uint8_t csrf_hash[DB_SESSION_HASH_BYTES];
 	int64_t created;      /* s */
 	int64_t last_seen;    /* s */
 	int64_t idle_s;
@@ -54,8 +55,7 @@ struct db_session {
  * hash already stored), DB_ERR_BUSY, DB_ERR_FULL, VEP_ERR_IO. */
 int db_session_create(struct db *db, const char *email, int64_t now,
     int64_t idle_s, int64_t absolute_s,
-    const uint8_t token_hash[DB_SESSION_HASH_BYTES],
-    const uint8_t csrf_hash[DB_SESSION_HASH_BYTES], int64_t *id_out);
+    const uint8_t token_hash[DB_SESSION_HASH_BYTES], int64_t *id_out);
 
 /* Finds the live session whose token hashes to token_hash. *out is cleared
  * on entry and filled on success. Read-only: it does not extend the idle
@@ -72,15 +72,8 @@ int db_session_lookup(struct db *db, const uint8_t token_hash[DB_SESSION_HASH_BY
  * has ended meanwhile), DB_ERR_BUSY, DB_ERR_FULL. */
 int db_session_touch(struct db *db, struct db_session *s, int64_t now);
 
-/* 1 when csrf_hash matches the session's, compared in constant time. */
-int db_session_csrf_ok(const struct db_session *s,
-    const uint8_t csrf_hash[DB_SESSION_HASH_BYTES]);
-
 /* Ends the session with this token hash (logout). DB_ERR_NOTFOUND if none. */
 int db_session_delete(struct db *db, const uint8_t token_hash[DB_SESSION_HASH_BYTES]);
-
-/* Ends every session of email; *count (may be NULL) gets how many. */
-int db_session_delete_email(struct db *db, const char *email, int64_t *count);
 
 /* Deletes at most max_rows sessions dead at now (bounded, so a periodic
  * timer never holds the write lock long); *count (may be NULL) gets how

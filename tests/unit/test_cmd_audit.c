@@ -13,6 +13,7 @@
 #include "cmd_audit.h"
 #include "store/db.h"
 #include "store/audit.h"
+#include "audit_testutil.h"
 #include "db_testutil.h"
 #include "harness.h"
 
@@ -124,10 +125,10 @@ test_output(void)
 	char *nl;
 
 	ASSERT_EQ(db_open(dir, NULL, &db), 0);
-	ASSERT_EQ(db_audit_login(db, now_ms - 3 * 3600000, 0, "evil\033[2Jname", "192.0.2.66",
+	ASSERT_EQ(tu_audit_login(db, now_ms - 3 * 3600000, 0, "evil\033[2Jname", "192.0.2.66",
 	    "bad_password"), 0);
-	ASSERT_EQ(db_audit_login(db, now_ms - 60000, 1, "alice@example.com", "192.0.2.1", NULL), 0);
-	ASSERT_EQ(db_audit_cert(db, now_ms - 50000, "alice@example.com", fp, now_ms - 60000,
+	ASSERT_EQ(tu_audit_login(db, now_ms - 60000, 1, "alice@example.com", "192.0.2.1", "ok"), 0);
+	ASSERT_EQ(tu_audit_cert(db, now_ms - 50000, "alice@example.com", fp, now_ms - 60000,
 	    now_ms + 3600000, "192.0.2.1"), 0);
 	db_close(db);
 

@@ -10,6 +10,7 @@
 
 #include "store/db.h"
 #include "store/audit.h"
+#include "audit_testutil.h"
 #include "db_testutil.h"
 #include "harness.h"
 
@@ -103,12 +104,12 @@ test_rows_and_queries(void)
 	struct db_audit_filter f = { 0 };
 	struct collect c;
 
-	ASSERT_EQ(db_audit_login(db, 1000, 0, "alice", "192.0.2.1", "bad_password"), 0);
-	ASSERT_EQ(db_audit_login(db, 2000, 1, "alice@example.com", "192.0.2.1", NULL), 0);
-	ASSERT_EQ(db_audit_cert(db, 3000, "alice@example.com", fp1, 2990, 3000 + 3600000,
+	ASSERT_EQ(tu_audit_login(db, 1000, 0, "alice", "192.0.2.1", "bad_password"), 0);
+	ASSERT_EQ(tu_audit_login(db, 2000, 1, "alice@example.com", "192.0.2.1", "ok"), 0);
+	ASSERT_EQ(tu_audit_cert(db, 3000, "alice@example.com", fp1, 2990, 3000 + 3600000,
 	    "192.0.2.1"), 0);
-	ASSERT_EQ(db_audit_login(db, 4000, 0, NULL, NULL, NULL), 0);
-	ASSERT_EQ(db_audit_cert(db, 5000, "bob@example.com", fp1, 4990, 6000, "192.0.2.2"), 0);
+	ASSERT_EQ(tu_audit_login(db, 4000, 0, NULL, NULL, "failed"), 0);
+	ASSERT_EQ(tu_audit_cert(db, 5000, "bob@example.com", fp1, 4990, 6000, "192.0.2.2"), 0);
 	/* Committed: another connection sees every row right away. */
 	ASSERT_EQ(audit_rows(), 5);
 
@@ -174,13 +175,13 @@ test_args(void)
 	char big[DB_AUDIT_TEXT_MAX + 2];
 	long long before = audit_rows();
 
-	ASSERT_EQ(db_audit_cert(db, 1, "a@example.com", "ABCDEF", 1, 2, "x"), VEP_ERR_ARG);
-	ASSERT_EQ(db_audit_cert(db, 1, "a@example.com",
+	ASSERT_EQ(tu_audit_cert(db, 1, "a@example.com", "ABCDEF", 1, 2, "x"), VEP_ERR_ARG);
+	ASSERT_EQ(tu_audit_cert(db, 1, "a@example.com",
 	    "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef", 1, 2, "x"),
 	    VEP_ERR_ARG);
-	ASSERT_EQ(db_audit_cert(db, 1, "a@example.com", NULL, 1, 2, "x"), VEP_ERR_ARG);
-	ASSERT_EQ(db_audit_cert(db, 1, NULL, fp1, 1, 2, "x"), VEP_ERR_ARG);
-	ASSERT_EQ(db_audit_cert(db, -1, "a@example.com", fp1, 1, 2, "x"), VEP_ERR_ARG);
+	ASSERT_EQ(tu_audit_cert(db, 1, "a@example.com", NULL, 1, 2, "x"), VEP_ERR_ARG);
+	ASSERT_EQ(tu_audit_cert(db, 1, NULL, fp1, 1, 2, "x"), VEP_ERR_ARG);
+	ASSERT_EQ(tu_audit_cert(db, -1, "a@example.com", fp1, 1, 2, "x"), VEP_ERR_ARG);
 	r.event = (enum db_audit_event)77;
 	ASSERT_EQ(db_audit_add(db, &r), VEP_ERR_ARG);
 	r.event = DB_AUDIT_LOGOUT;
@@ -238,7 +239,7 @@ test_batch(void)
 	ASSERT_TRUE(c.fp_set[2]);
 
 	/* DB_AUDIT_BATCH_MAX rows, then refusal. */
-	r.email = NULL;
+	r.email = "max@example.com";
 	for (i = 0; i < DB_AUDIT_BATCH_MAX; i++)
 		ASSERT_EQ(db_audit_batch_add(b, &r), 0);
 	ASSERT_EQ(db_audit_batch_add(b, &r), VEP_ERR_TOOBIG);
@@ -329,7 +330,7 @@ test_busy(void)
 	ASSERT_EQ(db_open(dir, &o, &bdb), 0);
 	ASSERT_EQ(sqlite3_exec(raw, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
 	gettimeofday(&t0, NULL);
-	ASSERT_EQ(db_audit_cert(bdb, 20000, "busy@example.com", fp1, 1, 2, "192.0.2.9"),
+	ASSERT_EQ(tu_audit_cert(bdb, 20000, "busy@example.com", fp1, 1, 2, "192.0.2.9"),
 	    DB_ERR_BUSY);
 	gettimeofday(&t1, NULL);
 	ms = elapsed_ms(&t0, &t1);
@@ -341,7 +342,7 @@ test_busy(void)
 	ASSERT_EQ(db_audit_batch_count(b), 1);
 	ASSERT_EQ(sqlite3_exec(raw, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
 	ASSERT_EQ(audit_rows(), before);
-	ASSERT_EQ(db_audit_cert(bdb, 20000, "busy@example.com", fp1, 1, 2, "192.0.2.9"), 0);
+	ASSERT_EQ(tu_audit_cert(bdb, 20000, "busy@example.com", fp1, 1, 2, "192.0.2.9"), 0);
 	ASSERT_EQ(db_audit_batch_commit(bdb, b), 0);
 	ASSERT_EQ(audit_rows(), before + 2);
 	db_audit_batch_free(b);

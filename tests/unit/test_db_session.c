@@ -14,6 +14,30 @@
 static char *dir;
 static struct db *db;
 
+/* One integer from a second, raw connection to the file. */
+static long long
+raw_count(const char *sql)
+{
+	char *path = tu_path(dir, DB_FILE_NAME);
+	sqlite3 *raw = tu_raw_open(path);
+	long long n = raw ? tu_raw_int(raw, sql) : -1;
+
+	sqlite3_close(raw);
+	free(path);
+	return n;
+}
+
+/* Sessions the file holds for email (a literal without quotes). */
+static long long
+sessions_of(const char *email)
+{
+	char sql[160];
+
+	(void)snprintf(sql, sizeof(sql),
+	    "SELECT count(*) FROM sessions WHERE email = '%s'", email);
+	return raw_count(sql);
+}
+
 /* A distinct 32-byte "hash" per n (no crypto needed where only identity
  * matters). */
 static void
@@ -28,14 +52,13 @@ fake_hash(uint8_t h[DB_SESSION_HASH_BYTES], unsigned n, uint8_t salt)
 static void
 test_create_lookup(void)
 {
-	uint8_t tok[32], csrf[32], other[32];
+	uint8_t tok[32], other[32];
 	struct db_session s;
 	int64_t id = 0;
 
 	fake_hash(tok, 1, 0);
-	fake_hash(csrf, 1, 0x55);
 	fake_hash(other, 2, 0);
-	ASSERT_EQ(db_session_create(db, "alice@example.com", 1000, 600, 3600, tok, csrf, &id), 0);
+	ASSERT_EQ(db_session_create(db, "alice@example.com", 1000, 600, 3600, tok, &id), 0);
 	ASSERT_TRUE(id > 0);
 	ASSERT_EQ(db_session_lookup(db, tok, 1001, &s), 0);
 	ASSERT_EQ(s.id, id);
@@ -45,14 +68,18 @@ test_create_lookup(void)
 	ASSERT_EQ(s.idle_s, 600);
 	ASSERT_EQ(s.absolute_at, 4600);
 	ASSERT_EQ(s.expires_at, 1600);
-	ASSERT_TRUE(db_session_csrf_ok(&s, csrf));
-	ASSERT_TRUE(!db_session_csrf_ok(&s, tok));
-	ASSERT_TRUE(!db_session_csrf_ok(NULL, csrf));
+	/* The row holds the token's hash and nothing of the CSRF token, which
+	 * auth/token.c derives from the token whenever it is needed. */
+	ASSERT_EQ(sessions_of("alice@example.com"), 1);
+	ASSERT_EQ(raw_count("SELECT count(*) FROM pragma_table_info('sessions')"
+	    " WHERE name LIKE '%csrf%'"), 0);
+	ASSERT_EQ(raw_count("SELECT count(*) FROM pragma_table_info('sessions')"
+	    " WHERE name = 'token_hash'"), 1);
 	ASSERT_EQ(db_session_lookup(db, other, 1001, &s), DB_ERR_NOTFOUND);
 	ASSERT_EQ(s.id, 0);
 	ASSERT_EQ(s.email[0], '\0');
 	/* The same token hash twice is refused, not silently replaced. */
-	ASSERT_EQ(db_session_create(db, "bob@example.com", 1000, 600, 3600, tok, csrf, NULL),
+	ASSERT_EQ(db_session_create(db, "bob@example.com", 1000, 600, 3600, tok, NULL),
 	    VEP_ERR_EXISTS);
 	ASSERT_EQ(db_session_delete(db, tok), 0);
 }
@@ -60,12 +87,11 @@ test_create_lookup(void)
 static void
 test_idle_expiry_and_touch(void)
 {
-	uint8_t tok[32], csrf[32];
+	uint8_t tok[32];
 	struct db_session s;
 
 	fake_hash(tok, 10, 0);
-	fake_hash(csrf, 10, 1);
-	ASSERT_EQ(db_session_create(db, "a@example.com", 1000, 600, 3600, tok, csrf, NULL), 0);
+	ASSERT_EQ(db_session_create(db, "a@example.com", 1000, 600, 3600, tok, NULL), 0);
 	ASSERT_EQ(db_session_lookup(db, tok, 1599, &s), 0);
 	ASSERT_EQ(db_session_lookup(db, tok, 1600, &s), DB_ERR_EXPIRED);
 
@@ -90,13 +116,12 @@ test_idle_expiry_and_touch(void)
 static void
 test_absolute_expiry(void)
 {
-	uint8_t tok[32], csrf[32];
+	uint8_t tok[32];
 	struct db_session s, keep;
 	int64_t now;
 
 	fake_hash(tok, 20, 0);
-	fake_hash(csrf, 20, 1);
-	ASSERT_EQ(db_session_create(db, "a@example.com", 1000, 600, 3600, tok, csrf, NULL), 0);
+	ASSERT_EQ(db_session_create(db, "a@example.com", 1000, 600, 3600, tok, NULL), 0);
 	/* Used every 500 s: never idle, yet dead at created + 3600. */
 	for (now = 1500; now < 4600; now += 500) {
 		ASSERT_EQ(db_session_lookup(db, tok, now, &s), 0);
@@ -116,14 +141,12 @@ test_absolute_expiry(void)
 static void
 test_delete(void)
 {
-	uint8_t tok[32], csrf[32];
+	uint8_t tok[32];
 	struct db_session s;
-	int64_t n = -1;
 	unsigned i;
 
 	fake_hash(tok, 30, 0);
-	fake_hash(csrf, 30, 1);
-	ASSERT_EQ(db_session_create(db, "a@example.com", 1000, 600, 3600, tok, csrf, NULL), 0);
+	ASSERT_EQ(db_session_create(db, "a@example.com", 1000, 600, 3600, tok, NULL), 0);
 	ASSERT_EQ(db_session_lookup(db, tok, 1001, &s), 0);
 	ASSERT_EQ(db_session_delete(db, tok), 0);
 	ASSERT_EQ(db_session_lookup(db, tok, 1001, &s), DB_ERR_NOTFOUND);
@@ -133,57 +156,63 @@ test_delete(void)
 	for (i = 0; i < 3; i++) {
 		fake_hash(tok, 40 + i, 0);
 		ASSERT_EQ(db_session_create(db, "everywhere@example.com", 1000, 600, 3600,
-		    tok, csrf, NULL), 0);
+		    tok, NULL), 0);
 	}
-	ASSERT_EQ(db_session_delete_email(db, "everywhere@example.com", &n), 0);
-	ASSERT_EQ(n, 3);
+	/* Ending one session of an address leaves its others alone. */
+	ASSERT_EQ(sessions_of("everywhere@example.com"), 3);
+	for (i = 0; i < 3; i++) {
+		fake_hash(tok, 40 + i, 0);
+		ASSERT_EQ(db_session_delete(db, tok), 0);
+		ASSERT_EQ(sessions_of("everywhere@example.com"), 2 - (long long)i);
+	}
 	ASSERT_EQ(db_session_lookup(db, tok, 1001, &s), DB_ERR_NOTFOUND);
 }
 
 static void
 test_per_email_cap(void)
 {
-	uint8_t first[32], tok[32], csrf[32];
+	uint8_t first[32], tok[32];
 	struct db_session s;
-	int64_t n = 0;
 	unsigned i;
 
-	fake_hash(csrf, 0, 9);
 	fake_hash(first, 1000, 0);
-	ASSERT_EQ(db_session_create(db, "cap@example.com", 1000, 600, 3600, first, csrf, NULL), 0);
+	ASSERT_EQ(db_session_create(db, "cap@example.com", 1000, 600, 3600, first, NULL), 0);
 	for (i = 1; i < DB_SESSIONS_PER_EMAIL_MAX; i++) {
 		fake_hash(tok, 1000 + i, 0);
 		ASSERT_EQ(db_session_create(db, "cap@example.com", 1000 + i, 600, 3600,
-		    tok, csrf, NULL), 0);
+		    tok, NULL), 0);
 	}
 	ASSERT_EQ(db_session_lookup(db, first, 1100, &s), 0);
 	/* One more ends the oldest, and only it. */
 	fake_hash(tok, 1000 + DB_SESSIONS_PER_EMAIL_MAX, 0);
-	ASSERT_EQ(db_session_create(db, "cap@example.com", 1100, 600, 3600, tok, csrf, NULL), 0);
+	ASSERT_EQ(db_session_create(db, "cap@example.com", 1100, 600, 3600, tok, NULL), 0);
 	ASSERT_EQ(db_session_lookup(db, first, 1100, &s), DB_ERR_NOTFOUND);
 	fake_hash(tok, 1001, 0);
 	ASSERT_EQ(db_session_lookup(db, tok, 1100, &s), 0);
-	ASSERT_EQ(db_session_delete_email(db, "cap@example.com", &n), 0);
-	ASSERT_EQ(n, DB_SESSIONS_PER_EMAIL_MAX);
+	ASSERT_EQ(sessions_of("cap@example.com"), DB_SESSIONS_PER_EMAIL_MAX);
+	for (i = 1; i <= DB_SESSIONS_PER_EMAIL_MAX; i++) {
+		fake_hash(tok, 1000 + i, 0);
+		ASSERT_EQ(db_session_delete(db, tok), 0);
+	}
+	ASSERT_EQ(sessions_of("cap@example.com"), 0);
 }
 
 static void
 test_purge_bounded(void)
 {
-	uint8_t tok[32], csrf[32], live[32];
+	uint8_t tok[32], live[32];
 	struct db_session s;
 	char email[64];
 	int64_t n = -1;
 	unsigned i;
 
-	fake_hash(csrf, 0, 3);
 	for (i = 0; i < 10; i++) {
 		fake_hash(tok, 2000 + i, 0);
 		(void)snprintf(email, sizeof(email), "u%u@example.com", i);
-		ASSERT_EQ(db_session_create(db, email, 1000, 60, 3600, tok, csrf, NULL), 0);
+		ASSERT_EQ(db_session_create(db, email, 1000, 60, 3600, tok, NULL), 0);
 	}
 	fake_hash(live, 3000, 0);
-	ASSERT_EQ(db_session_create(db, "live@example.com", 1000, 6000, 6000, live, csrf, NULL), 0);
+	ASSERT_EQ(db_session_create(db, "live@example.com", 1000, 6000, 6000, live, NULL), 0);
 	ASSERT_EQ(db_session_purge(db, 5000, 0, &n), VEP_ERR_ARG);
 	ASSERT_EQ(db_session_purge(db, 5000, 4, &n), 0);
 	ASSERT_EQ(n, 4);
@@ -200,35 +229,34 @@ test_purge_bounded(void)
 static void
 test_limits(void)
 {
-	uint8_t tok[32], csrf[32];
+	uint8_t tok[32];
 	char email[DB_SESSION_EMAIL_MAX + 2];
 	struct db_session s;
 
 	fake_hash(tok, 4000, 0);
-	fake_hash(csrf, 4000, 1);
 	memset(email, 'a', sizeof(email));
 	memcpy(email + DB_SESSION_EMAIL_MAX - 12, "@example.com", 12);
 	email[DB_SESSION_EMAIL_MAX] = '\0';
-	ASSERT_EQ(db_session_create(db, email, 1000, 600, 3600, tok, csrf, NULL), 0);
+	ASSERT_EQ(db_session_create(db, email, 1000, 600, 3600, tok, NULL), 0);
 	ASSERT_EQ(db_session_lookup(db, tok, 1001, &s), 0);
 	ASSERT_EQ(strlen(s.email), DB_SESSION_EMAIL_MAX);
 	ASSERT_EQ(db_session_delete(db, tok), 0);
 	email[DB_SESSION_EMAIL_MAX] = 'm';
 	email[DB_SESSION_EMAIL_MAX + 1] = '\0';
-	ASSERT_EQ(db_session_create(db, email, 1000, 600, 3600, tok, csrf, NULL), VEP_ERR_TOOBIG);
+	ASSERT_EQ(db_session_create(db, email, 1000, 600, 3600, tok, NULL), VEP_ERR_TOOBIG);
 
-	ASSERT_EQ(db_session_create(db, "a@example.com", 1000, 0, 3600, tok, csrf, NULL), VEP_ERR_ARG);
-	ASSERT_EQ(db_session_create(db, "a@example.com", 1000, 600, 0, tok, csrf, NULL), VEP_ERR_ARG);
+	ASSERT_EQ(db_session_create(db, "a@example.com", 1000, 0, 3600, tok, NULL), VEP_ERR_ARG);
+	ASSERT_EQ(db_session_create(db, "a@example.com", 1000, 600, 0, tok, NULL), VEP_ERR_ARG);
 	ASSERT_EQ(db_session_create(db, "a@example.com", 1000, DB_SESSION_LIFETIME_MAX_S + 1,
-	    3600, tok, csrf, NULL), VEP_ERR_ARG);
+	    3600, tok, NULL), VEP_ERR_ARG);
 	ASSERT_EQ(db_session_create(db, "a@example.com", 1000, 600,
-	    DB_SESSION_LIFETIME_MAX_S + 1, tok, csrf, NULL), VEP_ERR_ARG);
+	    DB_SESSION_LIFETIME_MAX_S + 1, tok, NULL), VEP_ERR_ARG);
 	ASSERT_EQ(db_session_create(db, "a@example.com", 1000, DB_SESSION_LIFETIME_MAX_S,
-	    DB_SESSION_LIFETIME_MAX_S, tok, csrf, NULL), 0);
+	    DB_SESSION_LIFETIME_MAX_S, tok, NULL), 0);
 	ASSERT_EQ(db_session_delete(db, tok), 0);
-	ASSERT_EQ(db_session_create(db, "", 1000, 600, 3600, tok, csrf, NULL), VEP_ERR_ARG);
-	ASSERT_EQ(db_session_create(db, NULL, 1000, 600, 3600, tok, csrf, NULL), VEP_ERR_ARG);
-	ASSERT_EQ(db_session_create(NULL, "a@example.com", 1000, 600, 3600, tok, csrf, NULL), VEP_ERR_ARG);
+	ASSERT_EQ(db_session_create(db, "", 1000, 600, 3600, tok, NULL), VEP_ERR_ARG);
+	ASSERT_EQ(db_session_create(db, NULL, 1000, 600, 3600, tok, NULL), VEP_ERR_ARG);
+	ASSERT_EQ(db_session_create(NULL, "a@example.com", 1000, 600, 3600, tok, NULL), VEP_ERR_ARG);
 	ASSERT_EQ(db_session_lookup(db, NULL, 1000, &s), VEP_ERR_ARG);
 }
 
@@ -238,8 +266,9 @@ contains(const unsigned char *hay, size_t n, const uint8_t *needle, size_t m)
 	return hay != NULL && memmem(hay, n, needle, m) != NULL;
 }
 
-/* Only hashes are stored: the raw token (and CSRF token) never reach the
- * database file or its WAL, while their hashes do (so the scan can see). */
+/* Only the token's hash is stored: the raw token never reaches the database
+ * file or its WAL, while its hash does (so the scan can see); nothing of a
+ * CSRF token, neither it nor its hash, is ever there. */
 static void
 test_only_hashes_on_disk(void)
 {
@@ -255,7 +284,7 @@ test_only_hashes_on_disk(void)
 
 	ASSERT_EQ(EVP_Digest(token, strlen(token), th, &hl, EVP_sha256(), NULL), 1);
 	ASSERT_EQ(EVP_Digest(csrf_tok, strlen(csrf_tok), ch, &hl, EVP_sha256(), NULL), 1);
-	ASSERT_EQ(db_session_create(db, "hash@example.com", 1000, 600, 3600, th, ch, NULL), 0);
+	ASSERT_EQ(db_session_create(db, "hash@example.com", 1000, 600, 3600, th, NULL), 0);
 	ASSERT_EQ(db_session_lookup(db, th, 1001, &s), 0);
 
 	a = tu_read_file(path, &alen);
@@ -267,6 +296,8 @@ test_only_hashes_on_disk(void)
 	ASSERT_TRUE(!contains(b, blen, (const uint8_t *)token, strlen(token)));
 	ASSERT_TRUE(!contains(a, alen, (const uint8_t *)csrf_tok, strlen(csrf_tok)));
 	ASSERT_TRUE(!contains(b, blen, (const uint8_t *)csrf_tok, strlen(csrf_tok)));
+	ASSERT_TRUE(!contains(a, alen, ch, 32));
+	ASSERT_TRUE(!contains(b, blen, ch, 32));
 	free(a);
 	free(b);
 	free(path);
@@ -277,18 +308,17 @@ test_only_hashes_on_disk(void)
 static void
 test_survives_reopen(void)
 {
-	uint8_t tok[32], csrf[32];
+	uint8_t tok[32];
 	struct db_session s;
 
 	fake_hash(tok, 5000, 0);
-	fake_hash(csrf, 5000, 1);
-	ASSERT_EQ(db_session_create(db, "r@example.com", 1000, 600, 3600, tok, csrf, NULL), 0);
+	ASSERT_EQ(db_session_create(db, "r@example.com", 1000, 600, 3600, tok, NULL), 0);
 	db_close(db);
 	db = NULL;
 	ASSERT_EQ(db_open(dir, NULL, &db), 0);
 	ASSERT_EQ(db_session_lookup(db, tok, 1001, &s), 0);
 	ASSERT_STREQ(s.email, "r@example.com");
-	ASSERT_TRUE(db_session_csrf_ok(&s, csrf));
+	ASSERT_EQ(s.expires_at, 1600);
 }
 
 int
