@@ -35,7 +35,7 @@
 #include "keyproc/keeper.h"
 #include "core/log.h"
 #include "core/privdrop.h"
-#include "auth/pam_client.h"
+#include "auth/pam_spawn.h"
 #include "api/router.h"
 #include "secmem.h"
 #include "edge/listener.h"
@@ -191,8 +191,8 @@ check_deployment(const struct config *cfg, char *err, size_t errlen)
 		    cfg->path != NULL ? cfg->path : "demo", cfg->pam_service, where);
 		return VEP_ERR_IO;
 	}
-	/* The path pam_client will run. */
-	if ((helper = pam_client_default_helper_path()) != NULL && access(helper, X_OK) != 0) {
+	/* The path the key process will run (auth/pam_spawn.h). */
+	if ((helper = pam_spawn_default_path()) != NULL && access(helper, X_OK) != 0) {
 		snprintf(err, errlen, "the PAM helper %.512s is missing or not executable "
 		    "(install it next to vep-authority)", helper);
 		rc = VEP_ERR_IO;

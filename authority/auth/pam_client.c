@@ -2,8 +2,8 @@
  * auth/pam_client.c - the event-loop side of PAM sign-in (contract in
  * auth/pam_client.h).
  *
- * Owns: the helper's lifecycle (spawn over a socketpair, death noticed as
- * EOF, SIGKILL + non-blocking reaping, respawn with backoff), the request
+ * Owns: the helper's lifecycle as its user sees it (asking the spawner for
+ * one, death noticed as EOF or misbehaviour, respawn with backoff), the request
  * table (ids, deadlines, cancellation), the waiting queue and the wire to
  * the helper.
  *
@@ -14,24 +14,16 @@
  * are sent as answers come back. The helper answers only once the worker's
  * slot is free (pamhelper/helper.c), so an answer always makes room.
  *
- * Must never: block the loop (writes are non-blocking through a queue, the
- * dead helper is reaped by polling waitpid with WNOHANG), call a callback
+ * Must never: block the loop (writes are non-blocking through a queue),
+ * signal or reap the helper (the spawner's: auth/pam_spawn.h), call a callback
  * from inside pam_client_start, or leave a password in memory it frees:
  * request frames and the output queue are wiped as they drain.
  */
 #include "auth/pam_client.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/queue.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -39,14 +31,6 @@
 #include "err.h"
 #include "ipc/ipc.h"
 #include "secmem.h"
-
-/* File name of the helper, looked up next to the running executable. */
-#define PAM_CLIENT_HELPER_NAME "vep-pam-helper"
-/* Longest path of the running executable we resolve, in bytes (Linux's
- * PATH_MAX; <limits.h> is shadowed by authority/limits.h here). */
-#define PAM_CLIENT_EXE_PATH_MAX 4096
-
-extern char **environ;
 
 /* Where a request is. */
 enum pam_req_state {
@@ -73,15 +57,13 @@ TAILQ_HEAD(pam_req_list, pam_req);
 
 struct pam_client {
 	struct event_base *base;
-	char *helper_path;
 	char *service;
-	char **extra_env;        /* NULL-terminated copies */
 	uint32_t deadline_ms;
 	uint32_t max_workers;
 	uint32_t min_uid;
 
 	pid_t pid;               /* running helper, 0 when down */
-	pam_client_spawn_fn spawn; /* NULL: fork and exec here (then ours to reap) */
+	pam_client_spawn_fn spawn; /* starts the helper; it also ends and reaps it */
 	void *spawn_arg;
 	int fd;
 	struct event *ev_read;
@@ -91,8 +73,6 @@ struct pam_client {
 
 	struct event *ev_respawn;
 	uint32_t backoff_ms;
-	pid_t zombie;            /* killed helper not reaped yet, 0 if none */
-	struct event *ev_reap;
 
 	struct pam_req_list reqs;
 	struct pam_req_list waiting; /* REQ_WAITING, oldest first */
@@ -288,24 +268,6 @@ static void write_cb(evutil_socket_t fd, short what, void *arg)
 		event_del(pc->ev_write);
 }
 
-static void reap_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct pam_client *pc = arg;
-	pid_t got;
-
-	(void)fd;
-	(void)what;
-	if (pc->zombie == 0) {
-		event_del(pc->ev_reap);
-		return;
-	}
-	got = waitpid(pc->zombie, NULL, WNOHANG);
-	if (got == pc->zombie || (got < 0 && errno == ECHILD)) {
-		pc->zombie = 0;
-		event_del(pc->ev_reap);
-	}
-}
-
 static void respawn_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct pam_client *pc = arg;
@@ -338,28 +300,16 @@ static void close_channel(struct pam_client *pc)
 	ipc_buf_clear(&pc->out);
 }
 
-/* The helper is gone or misbehaved: kill it, fail what it held, respawn. */
+/* The helper is gone or misbehaved: drop it, fail what it held, respawn. */
 static void helper_lost(struct pam_client *pc)
 {
 	struct pam_req *r;
 	struct timeval tv;
 
 	close_channel(pc);
-	if (pc->pid != 0 && pc->spawn != NULL) {
-		/* Not our child: whoever spawned it kills and reaps it when
-		 * asked for the next one (it has seen its socket close). */
-		pc->pid = 0;
-	} else if (pc->pid != 0) {
-		kill(pc->pid, SIGKILL);
-		/* Two deaths within a reap interval: the older one was
-		 * SIGKILLed long enough ago for this wait to be immediate. */
-		if (pc->zombie != 0)
-			waitpid(pc->zombie, NULL, 0);
-		pc->zombie = pc->pid;
-		pc->pid = 0;
-		ms_to_tv(PAM_CLIENT_REAP_POLL_MS, &tv);
-		event_add(pc->ev_reap, &tv);
-	}
+	/* Not our child: the spawner ends and reaps it when asked for the
+	 * next one (it sees its socket closed). */
+	pc->pid = 0;
 	/* What it held fails (ERROR; orphans just go); waiting requests stay
 	 * queued, in order, for the next helper, each still under its queue
 	 * deadline. Callbacks may start new requests; those wait, so the
@@ -402,115 +352,13 @@ out:
 	return rc;
 }
 
-static int env_overridden(const char *const *extra_env, const char *entry)
-{
-	size_t i, n;
-
-	for (i = 0; extra_env && extra_env[i]; i++) {
-		n = strcspn(extra_env[i], "=");
-		if (strncmp(entry, extra_env[i], n) == 0 && entry[n] == '=')
-			return 1;
-	}
-	return 0;
-}
-
-/* The helper's environment: ours minus names in extra_env, plus extra_env.
- * Strings are borrowed; only the array is new. Built before fork() because
- * the child may only call async-signal-safe functions. */
-static char **build_env(const char *const *extra_env)
-{
-	size_t n = 0, i, k = 0;
-	char **env;
-
-	for (i = 0; environ && environ[i]; i++)
-		n++;
-	for (i = 0; extra_env && extra_env[i]; i++)
-		n++;
-	env = calloc(n + 1, sizeof(*env));
-	if (env == NULL)
-		return NULL;
-	for (i = 0; environ && environ[i]; i++)
-		if (!env_overridden(extra_env, environ[i]))
-			env[k++] = environ[i];
-	for (i = 0; extra_env && extra_env[i]; i++)
-		env[k++] = (char *)extra_env[i];
-	env[k] = NULL;
-	return env;
-}
-
-int pam_client_exec_helper(const char *path, const char *const *extra_env, int *fd,
-    pid_t *out_pid)
-{
-	char *const argv[] = { (char *)PAM_CLIENT_HELPER_NAME, NULL };
-	char **env = NULL;
-	int sv[2] = { -1, -1 }, devnull = -1;
-	pid_t pid;
-	int rc = VEP_ERR_IO;
-
-	*fd = -1;
-	*out_pid = 0;
-	env = build_env(extra_env);
-	if (env == NULL) {
-		rc = VEP_ERR_NOMEM;
-		goto out;
-	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-		goto out;
-	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (devnull < 0)
-		goto out;
-	pid = fork();
-	if (pid < 0)
-		goto out;
-	if (pid == 0) {
-		sigset_t none;
-
-		/* Async-signal-safe calls only from here to execve. */
-		dup2(devnull, STDIN_FILENO);
-		if (sv[1] == PAMP_HELPER_FD)
-			fcntl(sv[1], F_SETFD, 0);
-		else
-			dup2(sv[1], PAMP_HELPER_FD);
-		/* Everything else is the authority's (listening sockets, the
-		 * database): the helper gets none of it, CLOEXEC or not. */
-		close_range(PAMP_HELPER_FD + 1, ~0u, 0);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGCHLD, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execve(path, argv, env);
-		_exit(127);
-	}
-	*fd = sv[0];
-	sv[0] = -1;
-	*out_pid = pid;
-	rc = VEP_OK;
-out:
-	if (sv[0] >= 0)
-		close(sv[0]);
-	if (sv[1] >= 0)
-		close(sv[1]);
-	if (devnull >= 0)
-		close(devnull);
-	free(env);
-	return rc;
-}
-
 static int helper_spawn(struct pam_client *pc)
 {
 	int fd = -1;
 	pid_t pid = 0;
 	int rc;
 
-	if (pc->spawn != NULL)
-		rc = pc->spawn(pc->spawn_arg, &fd, &pid);
-	else
-		rc = pam_client_exec_helper(pc->helper_path, (const char *const *)pc->extra_env,
-		    &fd, &pid);
+	rc = pc->spawn(pc->spawn_arg, &fd, &pid);
 	if (rc != VEP_OK)
 		return rc;
 	pc->fd = fd;
@@ -540,48 +388,6 @@ void pam_client_config_init(struct pam_client_config *c)
 	c->min_uid = PAMP_MIN_UID_DEFAULT;
 }
 
-/* "vep-pam-helper" in the directory of the running executable. */
-char *pam_client_default_helper_path(void)
-{
-	char exe[PAM_CLIENT_EXE_PATH_MAX];
-	ssize_t n;
-	char *slash, *path;
-	size_t len;
-
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (slash == NULL)
-		return NULL;
-	slash[1] = '\0';
-	len = strlen(exe) + sizeof(PAM_CLIENT_HELPER_NAME);
-	path = malloc(len);
-	if (path != NULL)
-		snprintf(path, len, "%s%s", exe, PAM_CLIENT_HELPER_NAME);
-	return path;
-}
-
-static int copy_env(struct pam_client *pc, const char *const *extra)
-{
-	size_t n = 0, i;
-
-	while (extra && extra[n])
-		n++;
-	pc->extra_env = calloc(n + 1, sizeof(*pc->extra_env));
-	if (pc->extra_env == NULL)
-		return VEP_ERR_NOMEM;
-	for (i = 0; i < n; i++) {
-		if (strchr(extra[i], '=') == NULL)
-			return VEP_ERR_ARG;
-		pc->extra_env[i] = strdup(extra[i]);
-		if (pc->extra_env[i] == NULL)
-			return VEP_ERR_NOMEM;
-	}
-	return VEP_OK;
-}
-
 int pam_client_new(struct event_base *base, const struct pam_client_config *cfg,
     struct pam_client **out)
 {
@@ -589,7 +395,7 @@ int pam_client_new(struct event_base *base, const struct pam_client_config *cfg,
 	int rc = VEP_ERR_ARG;
 
 	*out = NULL;
-	if (base == NULL || cfg == NULL || cfg->service == NULL ||
+	if (base == NULL || cfg == NULL || cfg->spawn == NULL || cfg->service == NULL ||
 	    cfg->service[0] == '\0' || strlen(cfg->service) > PAMP_SERVICE_MAX_BYTES ||
 	    strchr(cfg->service, '/') != NULL ||
 	    cfg->deadline_ms < PAMP_DEADLINE_MS_MIN || cfg->deadline_ms > PAMP_DEADLINE_MS_MAX ||
@@ -612,19 +418,8 @@ int pam_client_new(struct event_base *base, const struct pam_client_config *cfg,
 	pc->spawn = cfg->spawn;
 	pc->spawn_arg = cfg->spawn_arg;
 	pc->ev_respawn = evtimer_new(base, respawn_cb, pc);
-	pc->ev_reap = event_new(base, -1, EV_PERSIST, reap_cb, pc);
-	if (pc->service == NULL || pc->ev_respawn == NULL || pc->ev_reap == NULL)
+	if (pc->service == NULL || pc->ev_respawn == NULL)
 		goto out;
-	/* Only a helper started here needs a path and an environment. */
-	if (pc->spawn == NULL) {
-		pc->helper_path = cfg->helper_path ? strdup(cfg->helper_path) :
-		    pam_client_default_helper_path();
-		if (pc->helper_path == NULL || (rc = copy_env(pc, cfg->extra_env)) != VEP_OK)
-			goto out;
-		rc = VEP_ERR_IO;
-		if (access(pc->helper_path, X_OK) != 0)
-			goto out;
-	}
 	rc = helper_spawn(pc);
 	if (rc != VEP_OK)
 		goto out;
@@ -727,26 +522,9 @@ pid_t pam_client_helper_pid(const struct pam_client *pc)
 	return pc ? pc->pid : 0;
 }
 
-void pam_client_stop_helper(pid_t pid, uint32_t grace_ms)
-{
-	const struct timespec step = { 0, 10 * 1000 * 1000 };
-	uint32_t waited_ms = 0;
-
-	while (waitpid(pid, NULL, WNOHANG) == 0) {
-		if (waited_ms >= grace_ms) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			return;
-		}
-		nanosleep(&step, NULL);
-		waited_ms += 10;
-	}
-}
-
 void pam_client_free(struct pam_client *pc)
 {
 	struct pam_req *r;
-	size_t i;
 
 	if (pc == NULL)
 		return;
@@ -755,18 +533,8 @@ void pam_client_free(struct pam_client *pc)
 		req_free(r);
 	}
 	close_channel(pc);
-	if (pc->pid != 0 && pc->spawn == NULL)
-		pam_client_stop_helper(pc->pid, PAM_CLIENT_STOP_GRACE_MS);
-	if (pc->zombie != 0)
-		waitpid(pc->zombie, NULL, 0);
 	if (pc->ev_respawn)
 		event_free(pc->ev_respawn);
-	if (pc->ev_reap)
-		event_free(pc->ev_reap);
-	for (i = 0; pc->extra_env && pc->extra_env[i]; i++)
-		free(pc->extra_env[i]);
-	free(pc->extra_env);
 	free(pc->service);
-	free(pc->helper_path);
 	free(pc);
 }

@@ -2,8 +2,9 @@
  * auth/pam_client.h - the event-loop side of PAM sign-in: asynchronous password
  * checks answered by vep-pam-helper, a separate process.
  *
- * Owns: spawning the helper (fork + exec over a socketpair), noticing its
- * death and respawning it with backoff, request ids, the queue of requests
+ * Owns: asking a spawner for the helper (the key process in production,
+ * auth/pam_spawn.h), noticing its death and asking again with backoff,
+ * request ids, the queue of requests
  * waiting for a worker, a deadline per request, and cancellation. Results
  * arrive later through a callback, never from inside pam_client_start.
  *
@@ -18,7 +19,8 @@
  * the helper dies, the attempts it held fail (ERROR) and the waiting ones
  * stay queued, in order, for the respawned helper.
  *
- * Must never: block the loop (no waiting on the helper, no sleep), include
+ * Must never: block the loop (no waiting on the helper, no sleep), fork,
+ * signal or reap the helper (the spawner does), include
  * PAM headers, log or keep a password longer than it waits for its turn
  * and takes to hand to the helper (buffers are wiped; a cancelled or timed
  * out waiting request's at once), or decide HTTP answers: it reports an
@@ -44,35 +46,20 @@ struct pam_client;
  * doubles after each death and resets once the helper answers. */
 #define PAM_CLIENT_RESPAWN_MIN_MS 50u
 #define PAM_CLIENT_RESPAWN_MAX_MS 5000u
-/* Interval at which a dead helper is polled for reaping, in milliseconds
- * (waitpid with WNOHANG: the loop never waits for a child). */
-#define PAM_CLIENT_REAP_POLL_MS 10u
-/* How long pam_client_free lets the helper end by itself after closing its
- * socket (it kills its workers and exits; pam_wrapper and friends clean up
- * in their destructors) before SIGKILL, in milliseconds. Shutdown only. */
-#define PAM_CLIENT_STOP_GRACE_MS 1000u
 /* Requests waiting for a worker, per allowed worker (beyond the
  * max_workers running); beyond it BUSY at once. */
 #define PAM_CLIENT_PENDING_PER_WORKER 4u
 
-/* Starts a helper elsewhere (a privileged process, keyproc/keeper.h) and hands over
- * its socket: 0 with *fd and *pid, or VEP_ERR_*. The client never signals
- * or reaps such a helper; the spawner kills and reaps the previous one when
- * asked for the next, and when its channel closes. */
+/* Starts a helper (in production in the key process, keyproc/keeper.h,
+ * which uses auth/pam_spawn.h) and hands over its socket: 0 with *fd and
+ * *pid, or VEP_ERR_*. The client never signals or reaps the helper; the
+ * spawner ends and reaps the previous one when asked for the next, and when
+ * its channel closes. */
 typedef int (*pam_client_spawn_fn)(void *arg, int *fd, pid_t *pid);
 
 struct pam_client_config {
-	/* NULL: fork and exec helper_path from this process (helper_path and
-	 * extra_env are used only then). */
-	pam_client_spawn_fn spawn;
+	pam_client_spawn_fn spawn;   /* required */
 	void *spawn_arg;
-	/* Path of vep-pam-helper; NULL: "vep-pam-helper" in the directory of
-	 * /proc/self/exe. */
-	const char *helper_path;
-	/* NULL-terminated "NAME=value" strings added to (and overriding) the
-	 * helper's inherited environment, e.g. LD_PRELOAD for pam_wrapper.
-	 * Borrowed: copied by pam_client_new. May be NULL. */
-	const char *const *extra_env;
 	const char *service;     /* PAM service name */
 	uint32_t deadline_ms;    /* per attempt */
 	uint32_t max_workers;    /* concurrent attempts in the helper */
@@ -92,33 +79,15 @@ struct pam_client_result {
  * not free the client. */
 typedef void (*pam_client_cb)(const struct pam_client_result *r, void *arg);
 
-/* The helper's path when none is configured: vep-pam-helper next to the
- * running executable. New string (free()), or NULL. */
-char *pam_client_default_helper_path(void);
-
-/* Forks and execs the helper at path with our environment plus extra_env
- * (NULL-terminated, may be NULL), its end of a new socketpair on
- * PAMP_HELPER_FD, no other descriptor, default signal dispositions, and
- * PR_SET_PDEATHSIG SIGKILL (tied to the calling thread). Returns 0 with
- * *fd (ours) and *pid (the caller reaps), or VEP_ERR_IO / VEP_ERR_NOMEM. */
-int pam_client_exec_helper(const char *path, const char *const *extra_env, int *fd,
-    pid_t *pid);
-
-/* Ends a helper we started: EOF on its socket (closed by the caller) makes
- * it kill its workers and exit; it gets grace_ms, then SIGKILL (its workers
- * follow through PR_SET_PDEATHSIG). Reaps it. Blocks: shutdown and the key
- * process only. */
-void pam_client_stop_helper(pid_t pid, uint32_t grace_ms);
-
-/* Fills c with the defaults: helper next to the executable, service
+/* Fills c with the defaults: service
  * PAMP_SERVICE_DEFAULT, PAMP_DEADLINE_MS_DEFAULT, PAMP_MAX_WORKERS_DEFAULT,
  * PAMP_MIN_UID_DEFAULT, no extra environment. */
 void pam_client_config_init(struct pam_client_config *c);
 
-/* Creates a client on base and spawns the helper. Returns 0 with *out set,
- * VEP_ERR_ARG (values outside PAMP_* ranges, service name empty, too long or
- * with '/'), VEP_ERR_IO (helper path not executable, spawn failed) or
- * VEP_ERR_NOMEM. */
+/* Creates a client on base and asks for the helper. Returns 0 with *out set,
+ * VEP_ERR_ARG (no spawn function, values outside PAMP_* ranges, service name
+ * empty, too long or with '/'), VEP_ERR_NOMEM, or the spawn function's
+ * error (the first helper could not be started). */
 int pam_client_new(struct event_base *base, const struct pam_client_config *cfg,
     struct pam_client **out);
 
@@ -146,10 +115,8 @@ int pam_client_cancel(struct pam_client *pc, uint64_t id);
 /* Pid of the running helper, 0 while it is down. For logs and tests. */
 pid_t pam_client_helper_pid(const struct pam_client *pc);
 
-/* Stops the helper (closing its socket; SIGKILL after
- * PAM_CLIENT_STOP_GRACE_MS; its workers die with it), reaps it and frees
- * everything; pending callbacks are not called. Waits, so call it at
- * shutdown, not from a busy loop. NULL-safe. */
+/* Closes the helper's socket (the helper then ends; its spawner reaps it)
+ * and frees everything; pending callbacks are not called. NULL-safe. */
 void pam_client_free(struct pam_client *pc);
 
 #endif

@@ -32,7 +32,7 @@
 #include "err.h"
 #include "keyproc/proto.h"
 #include "core/log.h"
-#include "auth/pam_client.h"
+#include "auth/pam_spawn.h"
 #include "core/privdrop.h"
 #include "secmem.h"
 
@@ -80,7 +80,7 @@ struct chan_srv {
 	int sock;
 	unsigned kind;                   /* CHAN_CONTROL or CHAN_LOOP */
 	size_t index;                    /* the loop's index (CHAN_LOOP), for logs */
-	pid_t helper;                    /* this channel's helper, 0 when none */
+	struct pam_spawn helper;         /* this channel's PAM helper */
 	pthread_t thread;
 };
 
@@ -311,13 +311,8 @@ do_spawn(struct chan_srv *c, const struct ipc_msg *req)
 
 	(void)req;
 	/* The network process asks again only after it saw the last one's
-	 * socket close or misbehave: it goes now. */
-	if (c->helper != 0)
-		pam_client_stop_helper(c->helper, 0);
-	c->helper = 0;
-	rc = pam_client_exec_helper(c->k->helper_path, c->k->p->helper_env, &fd, &pid);
-	if (rc == 0)
-		c->helper = pid;
+	 * socket close or misbehave: pam_spawn_next ends it now. */
+	rc = pam_spawn_next(&c->helper, &fd, &pid);
 	ans = answer_new(KEEPER_SPAWN, rc);
 	if (ans != NULL && rc == 0 && ipc_msg_put_u32(ans, KEEPER_TAG_PID, (uint32_t)pid) != VEP_OK) {
 		ipc_msg_free(ans);
@@ -390,8 +385,7 @@ chan_thread(void *arg)
 	}
 	close(c->sock);
 	/* Its socket in the network process is closed too: it ends itself. */
-	if (c->helper != 0)
-		pam_client_stop_helper(c->helper, PAM_CLIENT_STOP_GRACE_MS);
+	pam_spawn_end(&c->helper, PAM_SPAWN_STOP_GRACE_MS);
 	return NULL;
 }
 
@@ -423,7 +417,7 @@ keeper_run(const struct keeper_params *p, int control, const int *loops, size_t 
 	k.p = p;
 	log_init(&k.log, LOGL_WARN, stderr);
 	/* c[0] is the control channel, c[1 + i] loop i's. */
-	if ((k.helper_path = pam_client_default_helper_path()) == NULL ||
+	if ((k.helper_path = pam_spawn_default_path()) == NULL ||
 	    pthread_rwlock_init(&k.lock, NULL) != 0 ||
 	    (c = calloc(nloops + 1, sizeof(*c))) == NULL)
 		_exit(1);
@@ -432,6 +426,8 @@ keeper_run(const struct keeper_params *p, int control, const int *loops, size_t 
 		c[i].sock = i == 0 ? control : loops[i - 1];
 		c[i].kind = i == 0 ? CHAN_CONTROL : CHAN_LOOP;
 		c[i].index = i == 0 ? 0 : i - 1;
+		c[i].helper.helper_path = k.helper_path;
+		c[i].helper.extra_env = p->helper_env;
 		if (pthread_create(&c[i].thread, NULL, chan_thread, &c[i]) != 0)
 			break;
 		started++;

@@ -5,8 +5,10 @@
  * tests/pam/pam_vep_test.so), nss_wrapper for the UID policy.
  *
  * Usage: test_pam_client <vep-pam-helper> <pam_vep_test.so>
- * Exits 77 when libpam_wrapper.so is not installed. The wrapper variables
- * are given to the helper only (pam_client's extra_env), never to this
+ * Exits 77 when libpam_wrapper.so is not installed. Helpers are started
+ * and ended as the key process does, through auth/pam_spawn.h (one struct
+ * pam_spawn per client, as per loop channel there). The wrapper variables
+ * are given to the helper only (pam_spawn's extra_env), never to this
  * process.
  */
 #include <errno.h>
@@ -25,6 +27,7 @@
 #include "harness.h"
 #include "err.h"
 #include "auth/pam_client.h"
+#include "auth/pam_spawn.h"
 
 #define LIBDIR "/usr/lib/x86_64-linux-gnu"
 #define PAM_WRAPPER_LIB LIBDIR "/libpam_wrapper.so"
@@ -35,6 +38,8 @@
 /* Longest any single attempt may take in these tests before we give up
  * waiting, in milliseconds (a safety net, never expected to fire). */
 #define TEST_WAIT_MAX_MS 20000
+/* Clients alive at once in one test. */
+#define TEST_CLIENTS_MAX 8
 
 struct ctx {
 	struct event_base *base;
@@ -44,6 +49,11 @@ struct ctx {
 	char path[256];
 	char *env_plain[10];
 	char *env_nss[10];
+	/* Each live client's spawner (its helper's starter and reaper). */
+	struct {
+		struct pam_client *pc;
+		struct pam_spawn sp;
+	} clients[TEST_CLIENTS_MAX];
 };
 
 static struct ctx T;
@@ -117,17 +127,43 @@ static struct pam_client *client(const char *service, uint32_t deadline_ms,
 {
 	struct pam_client_config c;
 	struct pam_client *pc = NULL;
+	size_t i;
 
+	for (i = 0; i < TEST_CLIENTS_MAX && T.clients[i].pc != NULL; i++)
+		;
+	if (i == TEST_CLIENTS_MAX)
+		return NULL;
+	memset(&T.clients[i].sp, 0, sizeof(T.clients[i].sp));
+	T.clients[i].sp.helper_path = T.helper;
+	T.clients[i].sp.extra_env = (const char *const *)env;
 	pam_client_config_init(&c);
-	c.helper_path = T.helper;
-	c.extra_env = (const char *const *)env;
+	c.spawn = pam_spawn_next;
+	c.spawn_arg = &T.clients[i].sp;
 	c.service = service;
 	c.deadline_ms = deadline_ms;
 	c.max_workers = max_workers;
 	c.min_uid = min_uid;
-	if (pam_client_new(T.base, &c, &pc) != 0)
+	if (pam_client_new(T.base, &c, &pc) != 0) {
+		pam_spawn_end(&T.clients[i].sp, 0);
 		return NULL;
+	}
+	T.clients[i].pc = pc;
 	return pc;
+}
+
+/* pam_client_free, then what the key process does when the loop's channel
+ * closes: the helper gets its grace period to end, and is reaped. */
+static void client_free(struct pam_client *pc)
+{
+	size_t i;
+
+	pam_client_free(pc);
+	for (i = 0; pc != NULL && i < TEST_CLIENTS_MAX; i++) {
+		if (T.clients[i].pc == pc) {
+			pam_spawn_end(&T.clients[i].sp, PAM_SPAWN_STOP_GRACE_MS);
+			T.clients[i].pc = NULL;
+		}
+	}
 }
 
 /* One attempt, run to completion. Returns the outcome; *ms the time taken. */
@@ -190,7 +226,7 @@ static void test_basic(void)
 	ASSERT_EQ(attempt(pc, "rhostcheck", "pw", 2, "203.0.113.9", &o), PAM_OUTCOME_OK);
 	ASSERT_EQ(read_text("rhost", seen, sizeof(seen)), 0);
 	ASSERT_STREQ(seen, "203.0.113.9\n");
-	pam_client_free(pc);
+	client_free(pc);
 }
 
 static void test_argument_limits(void)
@@ -200,6 +236,7 @@ static void test_argument_limits(void)
 	char user[PAMP_USER_MAX_BYTES + 2];
 	struct pam_client_config c;
 	struct pam_client *bad = NULL;
+	struct pam_spawn sp;
 	uint64_t id = 99;
 	struct outcome o = { 0 };
 
@@ -222,14 +259,20 @@ static void test_argument_limits(void)
 	user[PAMP_USER_MAX_BYTES] = '\0';   /* exactly at the limits: accepted */
 	big[PAMP_RHOST_MAX_BYTES] = '\0';
 	ASSERT_EQ(attempt(pc, user, "x", 1, big, &o), PAM_OUTCOME_AUTH_FAILED);
-	pam_client_free(pc);
+	client_free(pc);
 	free(big);
 
 	pam_client_config_init(&c);
 	ASSERT_STREQ(c.service, "vep-authority");
 	ASSERT_EQ(c.deadline_ms, 10000);
 	ASSERT_EQ(c.min_uid, 1000);
-	c.helper_path = T.helper;
+	ASSERT_TRUE(c.spawn == NULL);
+	c.deadline_ms = 1000;
+	ASSERT_EQ(pam_client_new(T.base, &c, &bad), VEP_ERR_ARG);   /* no spawner */
+	memset(&sp, 0, sizeof(sp));
+	sp.helper_path = T.helper;
+	c.spawn = pam_spawn_next;
+	c.spawn_arg = &sp;
 	c.deadline_ms = PAMP_DEADLINE_MS_MIN - 1;
 	ASSERT_EQ(pam_client_new(T.base, &c, &bad), VEP_ERR_ARG);
 	c.deadline_ms = PAMP_DEADLINE_MS_MAX + 1;
@@ -243,9 +286,10 @@ static void test_argument_limits(void)
 	c.service = "../etc/passwd";
 	ASSERT_EQ(pam_client_new(T.base, &c, &bad), VEP_ERR_ARG);
 	c.service = "vep-test";
-	c.helper_path = "/nonexistent/vep-pam-helper";
+	sp.helper_path = "/nonexistent/vep-pam-helper";
 	ASSERT_EQ(pam_client_new(T.base, &c, &bad), VEP_ERR_IO);
 	ASSERT_TRUE(bad == NULL);
+	ASSERT_EQ(sp.pid, 0);
 }
 
 static void fill_password(char *p, size_t n)
@@ -277,8 +321,8 @@ static void test_long_passwords(void)
 	ASSERT_EQ(attempt(exact, "alice", pw, 3999, NULL, &o), PAM_OUTCOME_AUTH_FAILED);
 	pw[3999] = 'X';   /* a space became a capital: case and spaces count */
 	ASSERT_EQ(attempt(exact, "alice", pw, 4000, NULL, &o), PAM_OUTCOME_AUTH_FAILED);
-	pam_client_free(matrix);
-	pam_client_free(exact);
+	client_free(matrix);
+	client_free(exact);
 	free(pw);
 }
 
@@ -289,7 +333,7 @@ static void test_account_refused(void)
 	ASSERT_TRUE(pc != NULL);
 	ASSERT_EQ(auth(pc, "alice", "correct horse"), PAM_OUTCOME_ACCT_REFUSED);
 	ASSERT_EQ(auth(pc, "alice", "wrong"), PAM_OUTCOME_AUTH_FAILED);
-	pam_client_free(pc);
+	client_free(pc);
 }
 
 struct ticker {
@@ -386,7 +430,7 @@ static void test_hang_timeout_and_queue(void)
 	ASSERT_TRUE(!proc_alive(sleeper));
 	/* Slots are free again once the killed workers are reaped. */
 	ASSERT_EQ(auth(pc, "alice", "correct horse"), PAM_OUTCOME_OK);
-	pam_client_free(pc);
+	client_free(pc);
 }
 
 static void test_helper_killed(void)
@@ -424,7 +468,7 @@ static void test_helper_killed(void)
 		event_base_loop(T.base, EVLOOP_ONCE);
 	ASSERT_EQ(pam_client_helper_pid(pc), 0);
 	ASSERT_EQ(auth(pc, "alice", "correct horse"), PAM_OUTCOME_OK);
-	pam_client_free(pc);
+	client_free(pc);
 }
 
 static void test_worker_crash(void)
@@ -437,7 +481,7 @@ static void test_worker_crash(void)
 	ASSERT_EQ(auth(pc, "boom", "pw"), PAM_OUTCOME_ERROR);
 	ASSERT_EQ(pam_client_helper_pid(pc), helper);
 	ASSERT_EQ(auth(pc, "alice", "correct horse"), PAM_OUTCOME_OK);
-	pam_client_free(pc);
+	client_free(pc);
 }
 
 static void test_cancel(void)
@@ -453,7 +497,7 @@ static void test_cancel(void)
 	loop_for(500);
 	ASSERT_EQ(a.done, 0);
 	ASSERT_EQ(auth(pc, "alice", "correct horse"), PAM_OUTCOME_OK);
-	pam_client_free(pc);
+	client_free(pc);
 }
 
 /* A helper that stops answering (SIGSTOP): the loop's own backstop answers
@@ -503,7 +547,7 @@ static void test_backstop_and_pending_cap(void)
 	for (i = 0; i <= n; i++)
 		ASSERT_EQ(o[i].done, 1);
 	ASSERT_EQ(auth(pc, "alice", "correct horse"), PAM_OUTCOME_OK);
-	pam_client_free(pc);
+	client_free(pc);
 }
 
 /* Milliseconds every attempt of the "vep-slow" service takes. */
@@ -576,7 +620,7 @@ static void test_queue_fifo_and_cap(void)
 		snprintf(name, sizeof(name), "fifo%zu", i);
 		ASSERT_EQ(seen_at(name), -1);
 	}
-	pam_client_free(pc);
+	client_free(pc);
 }
 
 /* Cancelling a waiting request: it leaves the queue and never reaches PAM;
@@ -621,7 +665,7 @@ static void test_queue_cancel(void)
 	ASSERT_EQ(seen_at("cancel1"), 1);
 	ASSERT_EQ(seen_at("cancel2"), -1);
 	ASSERT_EQ(seen_at("cancel3"), 2);
-	pam_client_free(pc);
+	client_free(pc);
 }
 
 /* The helper dies with one attempt running and two waiting: the running
@@ -654,7 +698,7 @@ static void test_queue_helper_death(void)
 	ASSERT_TRUE(pam_client_helper_pid(pc) != old);
 	ASSERT_EQ(seen_at("death1"), 1);
 	ASSERT_EQ(seen_at("death2"), 2);
-	pam_client_free(pc);
+	client_free(pc);
 }
 
 static void test_min_uid(void)
@@ -672,8 +716,8 @@ static void test_min_uid(void)
 	ASSERT_EQ(auth(open, "nopw", "pw"), PAM_OUTCOME_OK);
 	ASSERT_EQ(auth(open, "lowuid", "pw"), PAM_OUTCOME_OK);
 	ASSERT_EQ(auth(open, "toor", "pw"), PAM_OUTCOME_USER_REFUSED);
-	pam_client_free(strict);
-	pam_client_free(open);
+	client_free(strict);
+	client_free(open);
 }
 
 static void test_fail_delay_captured(void)
@@ -691,7 +735,7 @@ static void test_fail_delay_captured(void)
 	/* and nobody slept for it. */
 	ASSERT_TRUE(o.at_ms < 1000);
 	ASSERT_EQ(attempt(pc, "alice", "correct horse", 13, NULL, &o), PAM_OUTCOME_OK);
-	pam_client_free(pc);
+	client_free(pc);
 }
 
 static void test_conversation_rules(void)
@@ -710,10 +754,10 @@ static void test_conversation_rules(void)
 	ASSERT_EQ(auth(echo, "alice", "correct horse"), PAM_OUTCOME_AUTH_FAILED);
 	/* A module that rewrites PAM_USER signs nobody in. */
 	ASSERT_EQ(auth(rewrite, "alice", "correct horse"), PAM_OUTCOME_USER_REFUSED);
-	pam_client_free(flood);
-	pam_client_free(chat);
-	pam_client_free(echo);
-	pam_client_free(rewrite);
+	client_free(flood);
+	client_free(chat);
+	client_free(echo);
+	client_free(rewrite);
 }
 
 static int setup_files(void)
