@@ -379,15 +379,6 @@ lost:
 	return VEP_OK;
 }
 
-void pam_client_config_init(struct pam_client_config *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->service = PAMP_SERVICE_DEFAULT;
-	c->deadline_ms = PAMP_DEADLINE_MS_DEFAULT;
-	c->max_workers = PAMP_MAX_WORKERS_DEFAULT;
-	c->min_uid = PAMP_MIN_UID_DEFAULT;
-}
-
 int pam_client_new(struct event_base *base, const struct pam_client_config *cfg,
     struct pam_client **out)
 {

@@ -60,6 +60,8 @@ typedef int (*pam_client_spawn_fn)(void *arg, int *fd, pid_t *pid);
 struct pam_client_config {
 	pam_client_spawn_fn spawn;   /* required */
 	void *spawn_arg;
+	/* No defaults here: the authority fills these from its configuration
+	 * (pam_service, pam_timeout, pam_workers, pam_min_uid). */
 	const char *service;     /* PAM service name */
 	uint32_t deadline_ms;    /* per attempt */
 	uint32_t max_workers;    /* concurrent attempts in the helper */
@@ -78,11 +80,6 @@ struct pam_client_result {
  * borrowed for the call. The callback may start or cancel requests but must
  * not free the client. */
 typedef void (*pam_client_cb)(const struct pam_client_result *r, void *arg);
-
-/* Fills c with the defaults: service
- * PAMP_SERVICE_DEFAULT, PAMP_DEADLINE_MS_DEFAULT, PAMP_MAX_WORKERS_DEFAULT,
- * PAMP_MIN_UID_DEFAULT, no extra environment. */
-void pam_client_config_init(struct pam_client_config *c);
 
 /* Creates a client on base and asks for the helper. Returns 0 with *out set,
  * VEP_ERR_ARG (no spawn function, values outside PAMP_* ranges, service name

@@ -4,9 +4,11 @@
  * test (tests/integration/test_limits.py for the HTTP ones, tests/unit for
  * the parser ones).
  *
- * Must never hold anything but constants: configurable values (max_age,
- * request_timeout) have their defaults and bounds here and their one table
- * row in core/config.c.
+ * Must never hold anything but constants, and never a configuration key's
+ * default: a configurable value (max_age, request_timeout, ...) has its
+ * bounds here and its default only in its row of core/config.c's key table
+ * (which `vep-authority --list-keys` prints and authority/CONFIG.md
+ * documents); everything else reads the configuration.
  */
 #ifndef AUTHORITY_CORE_FIXED_LIMITS_H
 #define AUTHORITY_CORE_FIXED_LIMITS_H
@@ -33,7 +35,6 @@
 /* Seconds a connection may sit idle or send a request slowly before
  * libevent closes it, without an answer (no 408), config key
  * request_timeout. */
-#define LIMIT_REQUEST_TIMEOUT_S_DEFAULT 30
 #define LIMIT_REQUEST_TIMEOUT_S_MIN 1
 #define LIMIT_REQUEST_TIMEOUT_S_MAX 600
 
@@ -49,7 +50,6 @@
 /* Cache lifetime of discovery documents in seconds (config key max_age).
  * Verifiers cache the support document; a day bounds how long an old key
  * list can linger after a rotation. */
-#define LIMIT_MAX_AGE_S_DEFAULT 300
 #define LIMIT_MAX_AGE_S_MIN 0
 #define LIMIT_MAX_AGE_S_MAX 86400
 

@@ -61,17 +61,12 @@ enum pam_outcome {
 /* Longest PAM service name, in bytes. */
 #define PAMP_SERVICE_MAX_BYTES 64
 
-/* Per-attempt deadline: default and allowed range, in milliseconds. */
-#define PAMP_DEADLINE_MS_DEFAULT 10000u
+/* Per-attempt deadline: allowed range, in milliseconds. (The defaults of
+ * what the authority sends are its configuration's: core/config.c.) */
 #define PAMP_DEADLINE_MS_MIN 100u
 #define PAMP_DEADLINE_MS_MAX 120000u
-/* Concurrent PAM workers: default and upper bound. */
-#define PAMP_MAX_WORKERS_DEFAULT 16u
+/* Concurrent PAM workers: upper bound. */
 #define PAMP_MAX_WORKERS_MAX 256u
-/* Lowest UID that may sign in by default (0 disables the check). */
-#define PAMP_MIN_UID_DEFAULT 1000u
-/* PAM service name by default. */
-#define PAMP_SERVICE_DEFAULT "vep-authority"
 /* Messages a conversation may carry in one attempt before it is treated
  * as a flood and the attempt fails. */
 #define PAMP_CONV_MAX_MESSAGES 32u

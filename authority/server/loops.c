@@ -86,7 +86,7 @@ start_pam(struct loop *l, char *err, size_t errlen)
 	size_t n = l->a->nloops;
 	int rc;
 
-	pam_client_config_init(&pc);
+	memset(&pc, 0, sizeof(pc));
 	pc.service = cfg->pam_service;
 	pc.deadline_ms = (uint32_t)cfg->pam_timeout_s * 1000u;
 	/* Each loop's helper gets its share of the workers. */
