@@ -67,7 +67,7 @@ kt_print_pubkey(const json_t *payload)
 {
 	const json_t *pk = json_object_get(payload, "public-key");
 	vep_key *k = NULL;
-	char fp[65];
+	char fp[VEP_FINGERPRINT_BUFSZ];
 	int r;
 
 	if (pk == NULL)

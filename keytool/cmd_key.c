@@ -38,7 +38,7 @@ kt_cmd_genkey(const struct kt_cmd *self, int argc, char **argv)
 	};
 	const char *out = NULL, *alg = "RS256";
 	vep_key *k = NULL;
-	char fp[65];
+	char fp[VEP_FINGERPRINT_BUFSZ];
 	size_t i;
 	int c, r, rc;
 
@@ -137,7 +137,7 @@ kt_cmd_pubkey(const struct kt_cmd *self, int argc, char **argv)
 	const char *dir = NULL;
 	vep_key *k = NULL;
 	const vep_key *use;
-	char *json = NULL, fp[65];
+	char *json = NULL, fp[VEP_FINGERPRINT_BUFSZ];
 	int c, fingerprint = 0, rc;
 
 	while ((c = getopt_long(argc, argv, "d:fh", opts, NULL)) != -1) {
@@ -189,7 +189,7 @@ out:
 static void
 kt_print_key(const char *role, const vep_key *k)
 {
-	char fp[65];
+	char fp[VEP_FINGERPRINT_BUFSZ];
 
 	if (vep_key_fingerprint(k, fp) != 0)
 		snprintf(fp, sizeof fp, "?");
@@ -228,7 +228,7 @@ kt_cmd_rotate(const struct kt_cmd *self, int argc, char **argv)
 {
 	struct vep_keyset ks = { 0 };
 	const char *dir;
-	char fp[65];
+	char fp[VEP_FINGERPRINT_BUFSZ];
 	int r, rc;
 
 	if ((r = kt_dir_args(self, argc, argv, &dir)) != 0)

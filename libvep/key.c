@@ -520,10 +520,10 @@ out:
 
 /* Lowercase hex SHA-256 of the canonical public JSON text. */
 int
-vep_key_fingerprint(const vep_key *k, char out[65])
+vep_key_fingerprint(const vep_key *k, char out[VEP_FINGERPRINT_BUFSZ])
 {
 	static const char hex[] = "0123456789abcdef";
-	unsigned char md[32];
+	unsigned char md[VEP_FINGERPRINT_HEX_LEN / 2];
 	unsigned int mdlen = 0;
 	char *text = NULL;
 	int rc;
@@ -547,7 +547,7 @@ vep_key_fingerprint(const vep_key *k, char out[65])
 		out[2 * i] = hex[md[i] >> 4];
 		out[2 * i + 1] = hex[md[i] & 15];
 	}
-	out[64] = '\0';
+	out[VEP_FINGERPRINT_HEX_LEN] = '\0';
 	rc = VEP_OK;
 out:
 	free(text);

@@ -110,9 +110,14 @@ int vep_key_public_equal(const vep_key *a, const vep_key *b);
 /* Returns a new key holding only the public half of k. */
 int vep_key_public_copy(const vep_key *k, vep_key **out);
 
+/* A key fingerprint: lowercase hex SHA-256, in characters without the NUL,
+ * and the size of a buffer that holds one with its NUL. */
+#define VEP_FINGERPRINT_HEX_LEN 64
+#define VEP_FINGERPRINT_BUFSZ (VEP_FINGERPRINT_HEX_LEN + 1)
+
 /* Writes the key's fingerprint: lowercase hex SHA-256 of its canonical
- * public JSON text, 64 chars + NUL. */
-int vep_key_fingerprint(const vep_key *k, char out[65]);
+ * public JSON text, VEP_FINGERPRINT_HEX_LEN chars + NUL. */
+int vep_key_fingerprint(const vep_key *k, char out[VEP_FINGERPRINT_BUFSZ]);
 
 /* Signs msg with the key's algorithm; *sig is a new buffer (free()) in JWS
  * form (RSA: modulus-length bytes; DSA: raw r||s, each left-padded). */

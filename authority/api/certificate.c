@@ -28,7 +28,8 @@
  * fingerprint. Returns 0 with *out, VEP_ERR_NOMEM, or REQ_ERR_BAD_REQUEST
  * with why when it is missing or not an acceptable key. */
 static int
-parse_pubkey(const struct req *r, vep_key **out, char fp[65], char why[REQ_WHY_BUFSZ])
+parse_pubkey(const struct req *r, vep_key **out, char fp[VEP_FINGERPRINT_BUFSZ],
+    char why[REQ_WHY_BUFSZ])
 {
 	json_t *jk = json_object_get(r->body, "pubkey");
 	json_t *parsed = NULL;
@@ -160,7 +161,7 @@ api_certificate(struct req *r, const struct signin_session *s)
 	static const char *const fields[] = { "pubkey", "duration", "email", NULL };
 	const struct domain *d = NULL;
 	const char *at = strrchr(s->email, '@');
-	char fp[65], why[REQ_WHY_BUFSZ] = "";
+	char fp[VEP_FINGERPRINT_BUFSZ], why[REQ_WHY_BUFSZ] = "";
 	vep_key *user = NULL;
 	long life = 0;
 	int rc;

@@ -9,11 +9,9 @@
 
 #include "err.h"
 
-/* Hex digits of a fingerprint. */
-#define KEYCHECK_FP_CHARS 64
 
 struct keycheck {
-	char fp[KEYCHECK_SLOTS][KEYCHECK_FP_CHARS]; /* all zero: empty */
+	char fp[KEYCHECK_SLOTS][VEP_FINGERPRINT_HEX_LEN]; /* all zero: empty */
 };
 
 int
@@ -36,19 +34,19 @@ slot_of(const char *fp)
 }
 
 int
-keycheck_costly(struct keycheck *kc, const vep_key *k, const char fp[65])
+keycheck_costly(struct keycheck *kc, const vep_key *k, const char fp[VEP_FINGERPRINT_BUFSZ])
 {
 	size_t s;
 	int rc;
 
-	if (kc == NULL || k == NULL || fp == NULL || strlen(fp) != KEYCHECK_FP_CHARS)
+	if (kc == NULL || k == NULL || fp == NULL || strlen(fp) != VEP_FINGERPRINT_HEX_LEN)
 		return VEP_ERR_ARG;
 	s = slot_of(fp);
-	if (memcmp(kc->fp[s], fp, KEYCHECK_FP_CHARS) == 0)
+	if (memcmp(kc->fp[s], fp, VEP_FINGERPRINT_HEX_LEN) == 0)
 		return VEP_OK;
 	if ((rc = vep_key_check_costly(k)) != 0)
 		return rc;
-	memcpy(kc->fp[s], fp, KEYCHECK_FP_CHARS);
+	memcpy(kc->fp[s], fp, VEP_FINGERPRINT_HEX_LEN);
 	return VEP_OK;
 }
 

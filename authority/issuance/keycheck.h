@@ -25,7 +25,7 @@ int keycheck_new(struct keycheck **out);
 /* 0 when k (whose fingerprint is fp, vep_key_fingerprint) passes the costly
  * rules of the key policy, from memory or checked now and then remembered;
  * otherwise what vep_key_check_costly returned (VEP_ERR_KEY: refuse it). */
-int keycheck_costly(struct keycheck *kc, const vep_key *k, const char fp[65]);
+int keycheck_costly(struct keycheck *kc, const vep_key *k, const char fp[VEP_FINGERPRINT_BUFSZ]);
 
 /* NULL-safe. */
 void keycheck_free(struct keycheck *kc);

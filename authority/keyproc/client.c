@@ -194,10 +194,11 @@ keeper_sign(void *ctx, const vep_key *pub, const uint8_t *msg, size_t len, uint8
 	*siglen = 0;
 	if (len > KEEPER_BODY_MAX - 64)
 		return VEP_ERR_TOOBIG;
-	if (strlen(key->fingerprint) != 64)
+	if (strlen(key->fingerprint) != VEP_FINGERPRINT_HEX_LEN)
 		return VEP_ERR_ARG;
 	if ((req = keeper_msg_new(KEEPER_SIGN)) != NULL &&
-	    (ipc_msg_put(req, KEEPER_TAG_FINGERPRINT, key->fingerprint, 64) != 0 ||
+	    (ipc_msg_put(req, KEEPER_TAG_FINGERPRINT, key->fingerprint,
+	    VEP_FINGERPRINT_HEX_LEN) != 0 ||
 	    ipc_msg_put(req, KEEPER_TAG_INPUT, msg, len) != 0)) {
 		ipc_msg_free(req);
 		req = NULL;

@@ -156,7 +156,7 @@ input_ok(const vep_key *key, const char *domain, const uint8_t *msg, size_t len)
 static int
 do_sign(struct chan_srv *c, const struct ipc_msg *req)
 {
-	char fp[65];
+	char fp[VEP_FINGERPRINT_BUFSZ];
 	const char *domain = NULL;
 	const vep_key *key;
 	const uint8_t *p, *in;
@@ -165,11 +165,11 @@ do_sign(struct chan_srv *c, const struct ipc_msg *req)
 	size_t n, len, siglen = 0;
 	int rc = VEP_ERR_INVALID;
 
-	if (ipc_msg_get(req, KEEPER_TAG_FINGERPRINT, &p, &n) != VEP_OK || n != 64 ||
+	if (ipc_msg_get(req, KEEPER_TAG_FINGERPRINT, &p, &n) != VEP_OK || n != VEP_FINGERPRINT_HEX_LEN ||
 	    ipc_msg_get(req, KEEPER_TAG_INPUT, &in, &len) != VEP_OK)
 		goto out;
-	memcpy(fp, p, 64);
-	fp[64] = '\0';
+	memcpy(fp, p, VEP_FINGERPRINT_HEX_LEN);
+	fp[VEP_FINGERPRINT_HEX_LEN] = '\0';
 	pthread_rwlock_rdlock(&c->k->lock);
 	/* Pending too: loops take up a new set as soon as it is swapped in,
 	 * a moment before the commit arrives. */

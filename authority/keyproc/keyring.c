@@ -90,7 +90,7 @@ aliases_string(const char *path, json_t **out, char *err, size_t errlen)
 
 /* One domain's keys (loaded, self-tested) and its bundle entry. */
 static int
-load_domain(const struct config *cfg, size_t i, struct vep_keyset *ks, char fp[65],
+load_domain(const struct config *cfg, size_t i, struct vep_keyset *ks, char fp[VEP_FINGERPRINT_BUFSZ],
     json_t *domains, char *err, size_t errlen)
 {
 	const struct config_domain *cd = &cfg->domains[i];
@@ -183,7 +183,7 @@ keyring_load(const char *config_path, config_maker_fn make_cfg, void *arg,
 		goto out;
 	rc = VEP_ERR_NOMEM;
 	if ((kr->sets = calloc(kr->cfg->ndomains + 1, sizeof(*kr->sets))) == NULL ||
-	    (kr->fingerprints = calloc(kr->cfg->ndomains + 1, 65)) == NULL) {
+	    (kr->fingerprints = calloc(kr->cfg->ndomains + 1, VEP_FINGERPRINT_BUFSZ)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}

@@ -24,7 +24,7 @@
 struct keyring {
 	struct config *cfg;         /* owned */
 	struct vep_keyset *sets;    /* owned, one per cfg->domains[i] */
-	char (*fingerprints)[65];   /* owned: of each set's current key */
+	char (*fingerprints)[VEP_FINGERPRINT_BUFSZ];   /* owned: of each set's current key */
 	size_t n;
 };
 

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "key.h"
 #include "store/db.h"
 
 /* What a row records for a missing address, account or client address. */
@@ -31,7 +32,7 @@
 /* Longest email/account, client address or outcome stored (bytes). */
 #define DB_AUDIT_TEXT_MAX 320
 /* A key fingerprint: lowercase hex SHA-256 (chars, without the NUL). */
-#define DB_AUDIT_FP_CHARS 64
+#define DB_AUDIT_FP_CHARS VEP_FINGERPRINT_HEX_LEN
 /* Most rows one batch holds (rows); db_audit_batch_add refuses more. */
 #define DB_AUDIT_BATCH_MAX 1024
 
@@ -68,7 +69,7 @@ size_t db_audit_event_count(void);
 enum db_audit_event db_audit_event_at(size_t i);
 
 /* Appends one row and commits it before returning. Errors: VEP_ERR_ARG
- * (unknown event, missing outcome, fingerprint not 64 lowercase hex,
+ * (unknown event, missing outcome, fingerprint not DB_AUDIT_FP_CHARS lowercase hex,
  * negative time, a DB_AUDIT_CERT_ISSUED row without email or key_fp), VEP_ERR_TOOBIG (a text over DB_AUDIT_TEXT_MAX),
  * DB_ERR_FULL, DB_ERR_BUSY, VEP_ERR_IO; on error no row was written. */
 int db_audit_add(struct db *db, const struct db_audit_row *row);

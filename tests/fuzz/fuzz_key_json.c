@@ -59,7 +59,7 @@ int fuzz_main(const uint8_t *data, size_t len)
 {
 	vep_key *k = NULL, *k2 = NULL;
 	char *t = NULL, *t2 = NULL;
-	char fp[65], fp2[65];
+	char fp[VEP_FINGERPRINT_BUFSZ], fp2[VEP_FINGERPRINT_BUFSZ];
 
 	if (vep_key_from_json_text((const char *)data, len, &k) != 0)
 		return 0;

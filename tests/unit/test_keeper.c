@@ -68,7 +68,7 @@ static int
 sign_cert(struct keeper_chan *c, const vep_key *pub, const char *iss, const char *email,
     int64_t life_ms, const vep_key *user, char **out)
 {
-	char fp[65];
+	char fp[VEP_FINGERPRINT_BUFSZ];
 	struct keeper_key key = { c, fp };
 	struct vep_signer s = { pub, keeper_sign, &key };
 	struct vep_cert_params p = { iss, email, user, 1000, 1000 + life_ms };
@@ -93,7 +93,7 @@ signs(struct keeper_chan *c, const vep_key *pub, const vep_key *user)
 static int
 sign_raw(struct keeper_chan *c, const vep_key *pub, const char *msg, size_t len)
 {
-	char fp[65];
+	char fp[VEP_FINGERPRINT_BUFSZ];
 	struct keeper_key key = { c, fp };
 	uint8_t *sig = NULL;
 	size_t siglen = 0;
@@ -329,7 +329,7 @@ test_proto(void)
 	/* The largest SIGN request fits; one byte more does not. */
 	m = keeper_msg_new(KEEPER_SIGN);
 	ASSERT_TRUE(m != NULL);
-	ASSERT_EQ(ipc_msg_put(m, KEEPER_TAG_FINGERPRINT, big, 64), VEP_OK);
+	ASSERT_EQ(ipc_msg_put(m, KEEPER_TAG_FINGERPRINT, big, VEP_FINGERPRINT_HEX_LEN), VEP_OK);
 	ASSERT_EQ(ipc_msg_put(m, KEEPER_TAG_INPUT, big, KEEPER_BODY_MAX - 64), VEP_OK);
 	ASSERT_EQ(keeper_send(sv[0], m, -1), VEP_OK);
 	ipc_msg_free(m);

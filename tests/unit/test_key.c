@@ -864,7 +864,8 @@ test_save_load_all(void)
 static void
 test_fingerprint(void)
 {
-	char a[65], b[65], c[65], want[65];
+	char a[VEP_FINGERPRINT_BUFSZ], b[VEP_FINGERPRINT_BUFSZ], c[VEP_FINGERPRINT_BUFSZ];
+	char want[VEP_FINGERPRINT_BUFSZ];
 	unsigned char md[32];
 	char *text = vep_key_to_json_text(rs256);
 	vep_key *pub = NULL, *parsed = NULL;
@@ -872,7 +873,8 @@ test_fingerprint(void)
 	ASSERT_TRUE(text != NULL);
 	ASSERT_EQ(vep_key_fingerprint(rs256, a), 0);
 	ASSERT_EQ(strlen(a), 64);
-	for (size_t i = 0; i < 64; i++)
+	ASSERT_EQ(VEP_FINGERPRINT_HEX_LEN, 64);
+	for (size_t i = 0; i < VEP_FINGERPRINT_HEX_LEN; i++)
 		ASSERT_TRUE((a[i] >= '0' && a[i] <= '9') || (a[i] >= 'a' && a[i] <= 'f'));
 	ASSERT_EQ(EVP_Digest(text, strlen(text), md, NULL, EVP_sha256(), NULL), 1);
 	for (size_t i = 0; i < 32; i++)

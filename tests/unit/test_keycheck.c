@@ -47,7 +47,7 @@ test_remembers_only_passes(void)
 {
 	struct keycheck *kc = NULL;
 	vep_key *good = NULL, *bad = NULL;
-	char fpg[65], fpb[65];
+	char fpg[VEP_FINGERPRINT_BUFSZ], fpb[VEP_FINGERPRINT_BUFSZ];
 
 	ASSERT_EQ(keycheck_new(&kc), 0);
 	ASSERT_EQ(vep_key_generate_rsa(1024, &good), 0);
@@ -68,7 +68,7 @@ test_remembers_only_passes(void)
 	ASSERT_EQ(keycheck_costly(kc, NULL, fpg), VEP_ERR_ARG);
 	ASSERT_EQ(keycheck_costly(kc, good, NULL), VEP_ERR_ARG);
 	{
-		char shortfp[65] = "abc";
+		char shortfp[VEP_FINGERPRINT_BUFSZ] = "abc";
 
 		ASSERT_EQ(keycheck_costly(kc, good, shortfp), VEP_ERR_ARG);
 	}
@@ -86,16 +86,16 @@ test_slot_collision(void)
 {
 	struct keycheck *kc = NULL;
 	vep_key *good = NULL, *bad = NULL;
-	char fp1[65], fp2[65];
+	char fp1[VEP_FINGERPRINT_BUFSZ], fp2[VEP_FINGERPRINT_BUFSZ];
 
 	ASSERT_EQ(keycheck_new(&kc), 0);
 	ASSERT_EQ(vep_key_generate_rsa(1024, &good), 0);
 	bad = prime_key();
 	ASSERT_TRUE(bad != NULL);
-	memset(fp1, 'a', 64);
-	fp1[64] = '\0';
+	memset(fp1, 'a', VEP_FINGERPRINT_HEX_LEN);
+	fp1[VEP_FINGERPRINT_HEX_LEN] = '\0';
 	memcpy(fp2, fp1, sizeof(fp2));
-	fp2[63] = 'b';
+	fp2[VEP_FINGERPRINT_HEX_LEN - 1] = 'b';
 	ASSERT_EQ(keycheck_costly(kc, good, fp1), 0);
 	ASSERT_EQ(keycheck_costly(kc, bad, fp2), VEP_ERR_KEY);  /* not remembered */
 	ASSERT_EQ(keycheck_costly(kc, bad, fp1), 0);            /* fp1 is remembered */
