@@ -32,8 +32,6 @@ enum {
 /* Default and largest assertion lifetime for sign-assertion (seconds). */
 #define KT_ASSERTION_DEFAULT_DURATION_S 120
 #define KT_ASSERTION_MAX_DURATION_S 3600
-/* Delegation hops followed before giving up (as browserid-local-verify). */
-#define KT_MAX_DELEGATIONS 5
 /* Support documents given as files with DOMAIN=FILE. */
 #define KT_MAX_DOC_FILES 8
 /* Network fetch: default and largest timeout (seconds). */

@@ -4,7 +4,7 @@
  *
  * Owns the --fetch URL forms, the DOMAIN=FILE map and the delegation walk.
  * Must never trust a document for a domain it was not fetched or given
- * for, and never walk more than KT_MAX_DELEGATIONS hops.
+ * for, and never walk more than VEP_MAX_DELEGATIONS hops.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,7 +116,7 @@ int
 kt_resolve(const struct kt_source *src, const char *email_domain,
     struct vep_support **doc, char **issuer)
 {
-	char *chain[KT_MAX_DELEGATIONS + 1] = { NULL };
+	char *chain[VEP_MAX_DELEGATIONS + 1] = { NULL };
 	struct vep_support *s = NULL;
 	char *text = NULL;
 	size_t len = 0, nchain = 0, i;
@@ -153,8 +153,8 @@ kt_resolve(const struct kt_source *src, const char *email_domain,
 				goto out;
 			}
 		}
-		if (nchain == KT_MAX_DELEGATIONS + 1) {
-			kt_err("more than %d delegations", KT_MAX_DELEGATIONS);
+		if (nchain == VEP_MAX_DELEGATIONS + 1) {
+			kt_err("more than %d delegations", VEP_MAX_DELEGATIONS);
 			r = VEP_ERR_DELEGATION;
 			goto out;
 		}

@@ -2,7 +2,7 @@
  * resolve.h - finding the keys and the expected issuer for an email
  * domain, as a relying party does: the domain's support document, from a
  * file or fetched, following delegation ({"authority":host}) at most
- * KT_MAX_DELEGATIONS hops and never in a loop.
+ * VEP_MAX_DELEGATIONS hops and never in a loop.
  */
 #ifndef VEP_KT_RESOLVE_H
 #define VEP_KT_RESOLVE_H

@@ -20,6 +20,12 @@
 /* Largest number of keys accepted in "keys". */
 #define VEP_SUPPORT_MAX_KEYS 8
 
+/* Delegations a verifier follows from the email's domain before giving up
+ * (hops; the chain of domains is one longer). Mozilla's verifier,
+ * browserid-local-verify, defaults its maxDelegations to 5; www/rp.js's
+ * MAX_DELEGATIONS states the same number. */
+#define VEP_MAX_DELEGATIONS 5
+
 struct vep_support {
 	int disabled;            /* 1 when {"disabled":true} */
 	char *authority;         /* delegation target host, or NULL */

@@ -20,7 +20,9 @@
  */
 (() => {
   'use strict';
-  const MAX_DELEGATIONS = 6;
+  /* Delegations followed before giving up: VEP_MAX_DELEGATIONS of
+   * libvep/support.h, Mozilla's verifier's maxDelegations. */
+  const MAX_DELEGATIONS = 5;
 
   function err(code, message) {
     const e = new Error(message);

@@ -157,6 +157,21 @@ def rotation_keeps_previous_valid(k):
               "--support-doc", doc, k.b)[0], 1)
 
 
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+
+
+def max_delegations():
+    """VEP_MAX_DELEGATIONS as libvep/support.h defines it."""
+    with open(os.path.join(ROOT, "libvep", "support.h"), encoding="utf-8") as f:
+        return int(re.search(r"#define VEP_MAX_DELEGATIONS (\d+)", f.read()).group(1))
+
+
+def rp_js_max_delegations():
+    """MAX_DELEGATIONS as www/rp.js states it."""
+    with open(os.path.join(ROOT, "www", "rp.js"), encoding="utf-8") as f:
+        return int(re.search(r"const MAX_DELEGATIONS = (\d+);", f.read()).group(1))
+
+
 def delegation_files(k):
     k.signed("bob@example.test")
     # example.test delegates to idp.example, whose keys sign.
@@ -179,15 +194,27 @@ def delegation_files(k):
                       "--support-doc", deleg, "--support-doc", "idp.example=" + back, b)
     C.eq("delegation loop: exit 1", rc, 1)
     C.check("... says loop", "loop" in err, err)
-    # too deep: d0 -> d1 -> ... -> d6 (limit 5 hops)
-    args = ["--support-doc", k.write("h0", '{"authority":"d1.example"}')]
-    for i in range(1, 7):
-        args += ["--support-doc", "d%d.example=%s" % (i, k.write(
-            "h%d" % i, '{"authority":"d%d.example"}' % (i + 1)))]
-    args = args[:16]  # at most 8 files
-    rc, _, err = k.kt("verify-assertion", "--audience", "https://rp.example", *args, b)
-    C.eq("delegation over 5 hops: exit 1", rc, 1)
-    C.check("... says delegations", "delegations" in err, err)
+    # Exactly VEP_MAX_DELEGATIONS hops are followed, one more is refused:
+    # example.test -> d1 -> ... -> dN, dN publishing the keys.
+    n = max_delegations()
+    C.eq("VEP_MAX_DELEGATIONS is browserid-local-verify's maxDelegations", n, 5)
+    C.eq("www/rp.js follows as many", rp_js_max_delegations(), n)
+    for hops, verdict in ((n, 0), (n + 1, 1)):
+        last = "d%d.example" % hops
+        c = k.cert(["--dir", k.d], "carol@example.test", k.u, "--issuer", last)
+        b = k.backed(k.u, c)
+        args = ["--support-doc", k.write("h0", '{"authority":"d1.example"}')]
+        for i in range(1, hops):
+            args += ["--support-doc", "d%d.example=%s" % (i, k.write(
+                "h%d" % i, '{"authority":"d%d.example"}' % (i + 1)))]
+        args += ["--support-doc", "%s=%s" % (last, idp)]
+        rc, out, err = k.kt("verify-assertion", "--audience", "https://rp.example", *args, b)
+        if verdict == 0:
+            C.eq("delegation over %d hops: verified" % hops, (rc, out),
+                 (0, "carol@example.test\n"), err)
+        else:
+            C.eq("delegation over %d hops: exit 1" % hops, rc, 1)
+            C.check("... says delegations", "delegations" in err, err)
 
 
 def input_cap(k):
