@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "err.h"
+#include "file.h"
 #include "key.h"
 #include "kt.h"
 #include "secmem.h"
@@ -54,53 +56,27 @@ kt_help(const struct kt_cmd *cmd)
 int
 kt_read_input(const char *path, size_t max, char **out, size_t *len)
 {
-	FILE *f = NULL;
-	char *buf = NULL;
-	size_t n = 0, got;
 	int r;
 
-	*out = NULL;
-	*len = 0;
 	if (strcmp(path, "-") == 0)
-		f = stdin;
-	else if ((f = fopen(path, "rb")) == NULL) {
-		kt_err("%s: %s", path, strerror(errno));
-		r = VEP_ERR_IO;
-		goto out;
-	}
-	/* One byte more than the cap tells "exactly max" from "too big". */
-	if ((buf = malloc(max + 2)) == NULL) {
-		r = VEP_ERR_NOMEM;
-		goto out;
-	}
-	while ((got = fread(buf + n, 1, max + 1 - n, f)) > 0) {
-		n += got;
-		if (n > max)
-			break;
-	}
-	if (ferror(f)) {
-		kt_err("%s: read error", path);
-		r = VEP_ERR_IO;
-		goto out;
-	}
-	if (n > max) {
+		r = vep_file_read_fd(STDIN_FILENO, max, out, len);
+	else
+		r = vep_file_read(path, max, 0, out, len);
+	if (r == VEP_ERR_TOOBIG)
 		kt_err("%s: larger than %zu bytes", path, max);
-		r = VEP_ERR_TOOBIG;
-		goto out;
-	}
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' ||
-	    buf[n - 1] == ' ' || buf[n - 1] == '\t'))
-		n--;
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	buf = NULL;
-	r = 0;
-out:
-	if (f != NULL && f != stdin)
-		fclose(f);
-	free(buf);
-	return r;
+	else if (r == VEP_ERR_INVALID)
+		kt_err("%s: not a regular file", path);
+	else if (r == VEP_ERR_IO)
+		kt_err("%s: %s", path, strerror(errno));
+	if (r == VEP_ERR_INVALID)
+		r = VEP_ERR_IO;
+	if (r != 0)
+		return r;
+	/* May hold a private key (kt_load_public): the text shrinks in place. */
+	while (*len > 0 && ((*out)[*len - 1] == '\n' || (*out)[*len - 1] == '\r' ||
+	    (*out)[*len - 1] == ' ' || (*out)[*len - 1] == '\t'))
+		(*out)[--*len] = '\0';
+	return 0;
 }
 
 int

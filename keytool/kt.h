@@ -70,9 +70,10 @@ int kt_usage_error(const struct kt_cmd *cmd, const char *fmt,
 /* Prints cmd's help to stdout and returns KT_EXIT_OK. */
 int kt_help(const struct kt_cmd *cmd);
 
-/* Reads a whole file ('-' is stdin) of at most max bytes into new text
- * (NUL-terminated, free()), trailing whitespace removed. Prints the reason
- * on failure. Returns 0, VEP_ERR_IO, VEP_ERR_TOOBIG or VEP_ERR_NOMEM. */
+/* Reads a whole regular file ('-' is stdin) of at most max bytes into new
+ * text (NUL-terminated, free()), trailing whitespace removed, through
+ * libvep's file.h. Prints the reason on failure. Returns 0, VEP_ERR_IO,
+ * VEP_ERR_TOOBIG or VEP_ERR_NOMEM. */
 int kt_read_input(const char *path, size_t max, char **out, size_t *len);
 
 /* Loads a private key file, explaining a refusal (permissions: how to fix

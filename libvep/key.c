@@ -22,6 +22,7 @@
 
 #include "alg_impl.h"
 #include "err.h"
+#include "file.h"
 #include "key.h"
 #include "secmem.h"
 #include "util.h"
@@ -146,91 +147,28 @@ out:
 	return rc;
 }
 
-/* Reads all of fd (at most max bytes) into a new NUL-terminated buffer. */
-static int
-read_fd(int fd, size_t max, char **out, size_t *outlen)
-{
-	char *buf = NULL;
-	size_t used = 0;
-	ssize_t n;
-	int rc;
-
-	*out = NULL;
-	*outlen = 0;
-	/* One byte more than allowed, to tell "exactly max" from "more". */
-	if ((buf = malloc(max + 2)) == NULL) {
-		rc = VEP_ERR_NOMEM;
-		goto out;
-	}
-	for (;;) {
-		n = read(fd, buf + used, max + 1 - used);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = VEP_ERR_IO;
-			goto out;
-		}
-		if (n == 0)
-			break;
-		used += (size_t)n;
-		if (used > max) {
-			rc = VEP_ERR_TOOBIG;
-			goto out;
-		}
-	}
-	buf[used] = '\0';
-	*out = buf;
-	*outlen = used;
-	buf = NULL;
-	rc = VEP_OK;
-out:
-	vep_free_secret(buf, max + 2);
-	return rc;
-}
-
 /* Loads a private key file, checking the opened file (not the path, which
  * could change between a stat and an open). */
 int
 vep_key_load_private(const char *path, vep_key **out)
 {
-	struct stat st;
 	char *buf = NULL;
 	size_t len = 0;
-	int fd = -1, rc;
+	int rc;
 
 	if (out != NULL)
 		*out = NULL;
-	if (path == NULL || out == NULL) {
-		rc = VEP_ERR_ARG;
-		goto out;
-	}
-	/* O_NONBLOCK so a FIFO planted at the path cannot hang us before the
-	 * regular-file check; it has no effect on regular files. */
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		rc = VEP_ERR_IO;
-		goto out;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		rc = VEP_ERR_IO;
-		goto out;
-	}
-	if ((st.st_mode & 077) != 0) {
-		rc = VEP_ERR_PERM;
-		goto out;
-	}
-	if (st.st_size > VEP_KEY_PEM_MAX_BYTES) {
-		rc = VEP_ERR_TOOBIG;
-		goto out;
-	}
-	if ((rc = read_fd(fd, VEP_KEY_PEM_MAX_BYTES, &buf, &len)) != 0)
-		goto out;
-	rc = vep_key_from_pem(buf, len, out);
-out:
-	if (buf != NULL)
-		vep_free_secret(buf, len);
-	if (fd >= 0)
-		close(fd);
+	if (path == NULL || out == NULL)
+		return VEP_ERR_ARG;
+	/* Not through a symbolic link, a regular file only its owner may
+	 * touch, checked on the opened file. */
+	rc = vep_file_read(path, VEP_KEY_PEM_MAX_BYTES, VEP_FILE_NOFOLLOW | VEP_FILE_OWNER_ONLY,
+	    &buf, &len);
+	if (rc == VEP_ERR_INVALID)
+		rc = VEP_ERR_IO;   /* not a regular file: as if unreadable */
+	if (rc == 0)
+		rc = vep_key_from_pem(buf, len, out);
+	vep_file_free(buf, len);
 	return rc;
 }
 

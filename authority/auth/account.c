@@ -12,16 +12,14 @@
 #include "auth/account.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "email.h"
 #include "err.h"
+#include "file.h"
 
 struct alias {
 	const char *local;     /* into account_map.text */
@@ -106,74 +104,25 @@ alias_cmp(const void *a, const void *b)
 
 /* Reads the whole file into *out (NUL-terminated, *len bytes before the
  * NUL), refusing anything but a regular file that only its owner may write,
- * of at most ACCOUNT_ALIASES_FILE_MAX bytes. */
+ * of at most ACCOUNT_ALIASES_FILE_MAX bytes (checked on the opened file, so
+ * a rename between check and read cannot swap in another). */
 static int
 read_file(const char *path, char **out, size_t *len, char *err, size_t errlen)
 {
-	struct stat st;
-	char *buf = NULL;
-	size_t got = 0, want;
-	ssize_t n;
-	int fd, rc = VEP_ERR_IO;
+	int rc;
 
-	*out = NULL;
-	*len = 0;
-	/* O_NONBLOCK: a FIFO put in the file's place must not hang start-up
-	 * in open(); it is refused below as not a regular file. */
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return VEP_ERR_IO;
-	}
-	if (fstat(fd, &st) != 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
+	rc = vep_file_read(path, ACCOUNT_ALIASES_FILE_MAX, VEP_FILE_OWNER_WRITES, out, len);
+	if (rc == VEP_ERR_INVALID)
 		snprintf(err, errlen, "%s: not a regular file", path);
-		rc = VEP_ERR_INVALID;
-		goto out;
-	}
-	/* Checked on the opened file, so a rename between check and read
-	 * cannot swap in another. */
-	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+	else if (rc == VEP_ERR_PERM)
 		snprintf(err, errlen, "%s: writable by group or others, and it decides who signs "
 		    "in as whom (chmod go-w %s)", path, path);
-		rc = VEP_ERR_PERM;
-		goto out;
-	}
-	if (st.st_size > ACCOUNT_ALIASES_FILE_MAX) {
+	else if (rc == VEP_ERR_TOOBIG)
 		snprintf(err, errlen, "%s: larger than %ld bytes", path, ACCOUNT_ALIASES_FILE_MAX);
-		rc = VEP_ERR_TOOBIG;
-		goto out;
-	}
-	want = (size_t)st.st_size;
-	if ((buf = malloc(want + 1)) == NULL) {
+	else if (rc == VEP_ERR_NOMEM)
 		snprintf(err, errlen, "%s: out of memory", path);
-		rc = VEP_ERR_NOMEM;
-		goto out;
-	}
-	while (got < want) {
-		n = read(fd, buf + got, want - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			goto out;
-		}
-		if (n == 0) {
-			snprintf(err, errlen, "%s: file shrank while being read", path);
-			goto out;
-		}
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	*out = buf;
-	*len = got;
-	buf = NULL;
-	rc = VEP_OK;
-out:
-	free(buf);
-	close(fd);
+	else if (rc != 0)
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 	return rc;
 }
 

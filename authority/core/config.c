@@ -17,6 +17,7 @@
 
 #include "email.h"
 #include "err.h"
+#include "file.h"
 #include "edge/proxy.h"
 #include "core/fixed_limits.h"
 
@@ -981,41 +982,19 @@ parse_text(struct parse *p, char *text, size_t len)
 int
 config_read_file(const char *path, char **out, size_t *outlen, char *err, size_t errlen)
 {
-	FILE *f = NULL;
-	char *buf = NULL;
-	size_t n;
-	int rc = VEP_ERR_IO;
+	int rc;
 
-	*out = NULL;
-	*outlen = 0;
-	if ((f = fopen(path, "re")) == NULL) {
-		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-		goto out;
-	}
-	if ((buf = malloc(LIMIT_CONFIG_FILE_BYTES + 1)) == NULL) {
-		rc = VEP_ERR_NOMEM;
-		snprintf(err, errlen, "%s: out of memory", path);
-		goto out;
-	}
-	n = fread(buf, 1, LIMIT_CONFIG_FILE_BYTES + 1, f);
-	if (ferror(f)) {
-		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-		goto out;
-	}
-	if (n > LIMIT_CONFIG_FILE_BYTES) {
-		rc = VEP_ERR_TOOBIG;
+	rc = vep_file_read(path, LIMIT_CONFIG_FILE_BYTES, 0, out, outlen);
+	if (rc == VEP_ERR_TOOBIG)
 		snprintf(err, errlen, "%s: larger than %d bytes", path, LIMIT_CONFIG_FILE_BYTES);
-		goto out;
-	}
-	buf[n] = '\0';
-	*out = buf;
-	*outlen = n;
-	buf = NULL;
-	rc = VEP_OK;
-out:
-	free(buf);
-	if (f != NULL)
-		fclose(f);
+	else if (rc == VEP_ERR_NOMEM)
+		snprintf(err, errlen, "%s: out of memory", path);
+	else if (rc == VEP_ERR_INVALID)
+		snprintf(err, errlen, "%s: cannot open: not a regular file", path);
+	else if (rc != 0)
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+	if (rc == VEP_ERR_INVALID)
+		rc = VEP_ERR_IO;
 	return rc;
 }
 

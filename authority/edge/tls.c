@@ -7,12 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <openssl/err.h>
 #include <openssl/pem.h>
 
 #include "err.h"
+#include "file.h"
 #include "secmem.h"
 
 /* TLS 1.2: ephemeral (EC)DH only, AEAD only. TLS 1.3's suites are all
@@ -35,47 +35,29 @@ openssl_reason(char *err, size_t errlen, const char *what, const char *path)
 
 /* Reads a whole PEM file of at most TLS_PEM_MAX bytes into a new buffer;
  * a private one must not be readable by group or others (checked on the
- * file opened, so a rename in between cannot slip another in). */
+ * file opened, so a rename in between cannot slip another in). Symbolic
+ * links are followed: certificate tools install them. */
 static int
 read_pem(const char *what, const char *path, int private, char **out, size_t *outlen,
     char *err, size_t errlen)
 {
-	struct stat st;
-	FILE *f;
-	char *buf;
-	size_t n;
+	int rc;
 
-	*out = NULL;
-	*outlen = 0;
-	if ((f = fopen(path, "re")) == NULL) {
-		snprintf(err, errlen, "%s '%s': cannot read it: %s", what, path, strerror(errno));
-		return VEP_ERR_IO;
-	}
-	if (private && (fstat(fileno(f), &st) != 0 || (st.st_mode & 077) != 0)) {
-		fclose(f);
+	rc = vep_file_read(path, TLS_PEM_MAX, private ? VEP_FILE_OWNER_ONLY : 0, out, outlen);
+	if (rc == VEP_ERR_PERM)
 		snprintf(err, errlen, "%s '%s': readable by group or others (chmod 600 it)", what,
 		    path);
-		return VEP_ERR_PERM;
-	}
-	if ((buf = malloc(TLS_PEM_MAX + 1)) == NULL) {
-		fclose(f);
+	else if (rc == VEP_ERR_TOOBIG)
+		snprintf(err, errlen, "%s '%s': larger than 1 MiB", what, path);
+	else if (rc == VEP_ERR_NOMEM)
 		snprintf(err, errlen, "out of memory");
-		return VEP_ERR_NOMEM;
-	}
-	n = fread(buf, 1, TLS_PEM_MAX + 1, f);
-	if (ferror(f) || n > TLS_PEM_MAX) {
-		fclose(f);
-		vep_memzero(buf, TLS_PEM_MAX + 1);
-		free(buf);
-		snprintf(err, errlen, "%s '%s': %s", what, path,
-		    n > TLS_PEM_MAX ? "larger than 1 MiB" : "cannot read it");
-		return n > TLS_PEM_MAX ? VEP_ERR_TOOBIG : VEP_ERR_IO;
-	}
-	fclose(f);
-	buf[n] = '\0';
-	*out = buf;
-	*outlen = n;
-	return VEP_OK;
+	else if (rc == VEP_ERR_INVALID)
+		snprintf(err, errlen, "%s '%s': cannot read it: not a regular file", what, path);
+	else if (rc != 0)
+		snprintf(err, errlen, "%s '%s': cannot read it: %s", what, path, strerror(errno));
+	if (rc == VEP_ERR_INVALID)
+		rc = VEP_ERR_IO;
+	return rc;
 }
 
 int
