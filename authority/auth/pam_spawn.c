@@ -33,7 +33,8 @@
 
 extern char **environ;
 
-static int env_overridden(const char *const *extra_env, const char *entry)
+static int
+env_overridden(const char *const *extra_env, const char *entry)
 {
 	size_t i, n;
 
@@ -48,7 +49,8 @@ static int env_overridden(const char *const *extra_env, const char *entry)
 /* The helper's environment: ours minus names in extra_env, plus extra_env.
  * Strings are borrowed; only the array is new. Built before fork() because
  * the child may only call async-signal-safe functions. */
-static char **build_env(const char *const *extra_env)
+static char **
+build_env(const char *const *extra_env)
 {
 	size_t n = 0, i, k = 0;
 	char **env;
@@ -70,7 +72,8 @@ static char **build_env(const char *const *extra_env)
 }
 
 /* Forks and execs path (see pam_spawn_next); the caller reaps. */
-static int exec_helper(const char *path, const char *const *extra_env, int *fd,
+static int
+exec_helper(const char *path, const char *const *extra_env, int *fd,
     pid_t *out_pid)
 {
 	char *const argv[] = { (char *)PAM_SPAWN_HELPER_NAME, NULL };
@@ -133,7 +136,8 @@ out:
 }
 
 /* "vep-pam-helper" in the directory of the running executable. */
-char *pam_spawn_default_path(void)
+char *
+pam_spawn_default_path(void)
 {
 	char exe[PAM_SPAWN_EXE_PATH_MAX];
 	ssize_t n;
@@ -155,7 +159,8 @@ char *pam_spawn_default_path(void)
 	return path;
 }
 
-int pam_spawn_next(void *arg, int *fd, pid_t *pid)
+int
+pam_spawn_next(void *arg, int *fd, pid_t *pid)
 {
 	struct pam_spawn *sp = arg;
 	int rc;
@@ -172,7 +177,8 @@ int pam_spawn_next(void *arg, int *fd, pid_t *pid)
 	return rc;
 }
 
-void pam_spawn_end(struct pam_spawn *sp, uint32_t grace_ms)
+void
+pam_spawn_end(struct pam_spawn *sp, uint32_t grace_ms)
 {
 	const struct timespec step = { 0, PAM_SPAWN_STOP_POLL_MS * 1000 * 1000 };
 	uint32_t waited_ms = 0;

@@ -165,7 +165,8 @@ do_sign(struct chan_srv *c, const struct ipc_msg *req)
 	size_t n, len, siglen = 0;
 	int rc = VEP_ERR_INVALID;
 
-	if (ipc_msg_get(req, KEEPER_TAG_FINGERPRINT, &p, &n) != VEP_OK || n != VEP_FINGERPRINT_HEX_LEN ||
+	if (ipc_msg_get(req, KEEPER_TAG_FINGERPRINT, &p, &n) != VEP_OK ||
+	    n != VEP_FINGERPRINT_HEX_LEN ||
 	    ipc_msg_get(req, KEEPER_TAG_INPUT, &in, &len) != VEP_OK)
 		goto out;
 	memcpy(fp, p, VEP_FINGERPRINT_HEX_LEN);

@@ -90,8 +90,8 @@ aliases_string(const char *path, json_t **out, char *err, size_t errlen)
 
 /* One domain's keys (loaded, self-tested) and its bundle entry. */
 static int
-load_domain(const struct config *cfg, size_t i, struct vep_keyset *ks, char fp[VEP_FINGERPRINT_BUFSZ],
-    json_t *domains, char *err, size_t errlen)
+load_domain(const struct config *cfg, size_t i, struct vep_keyset *ks,
+    char fp[VEP_FINGERPRINT_BUFSZ], json_t *domains, char *err, size_t errlen)
 {
 	const struct config_domain *cd = &cfg->domains[i];
 	const char *file = cfg->path != NULL ? cfg->path : "(built in)";

@@ -45,7 +45,8 @@ enum keeper_msg {
 /* Field tags. */
 enum keeper_tag {
 	KEEPER_TAG_RC = 1,           /* u32: answers, 0 or VEP_ERR_* (two's complement) */
-	KEEPER_TAG_FINGERPRINT = 2,  /* VEP_FINGERPRINT_HEX_LEN hex: vep_key_fingerprint of the key to sign with */
+	KEEPER_TAG_FINGERPRINT = 2,  /* VEP_FINGERPRINT_HEX_LEN hex: vep_key_fingerprint
+	                              * of the key to sign with */
 	KEEPER_TAG_INPUT = 3,        /* bytes: the signing input */
 	KEEPER_TAG_SIGNATURE = 4,    /* bytes */
 	KEEPER_TAG_REASON = 5,       /* text: why a LOAD failed */

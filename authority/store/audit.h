@@ -69,8 +69,9 @@ size_t db_audit_event_count(void);
 enum db_audit_event db_audit_event_at(size_t i);
 
 /* Appends one row and commits it before returning. Errors: VEP_ERR_ARG
- * (unknown event, missing outcome, fingerprint not DB_AUDIT_FP_CHARS lowercase hex,
- * negative time, a DB_AUDIT_CERT_ISSUED row without email or key_fp), VEP_ERR_TOOBIG (a text over DB_AUDIT_TEXT_MAX),
+ * (unknown event, missing outcome, fingerprint not DB_AUDIT_FP_CHARS
+ * lowercase hex, negative time, a DB_AUDIT_CERT_ISSUED row without email or
+ * key_fp), VEP_ERR_TOOBIG (a text over DB_AUDIT_TEXT_MAX),
  * DB_ERR_FULL, DB_ERR_BUSY, VEP_ERR_IO; on error no row was written. */
 int db_audit_add(struct db *db, const struct db_audit_row *row);
 
