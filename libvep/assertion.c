@@ -49,20 +49,23 @@ struct origin {
 	unsigned port;
 };
 
-static int is_host_char(unsigned char c)
+static int
+is_host_char(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 	    (c >= '0' && c <= '9') || c == '-' || c == '.';
 }
 
-static int is_v6_char(unsigned char c)
+static int
+is_v6_char(unsigned char c)
 {
 	return (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
 	    (c >= '0' && c <= '9') || c == ':' || c == '.';
 }
 
 /* Parses scheme://host[:port][/path...] into o. Returns 0 or -1. */
-static int origin_parse(const char *s, struct origin *o)
+static int
+origin_parse(const char *s, struct origin *o)
 {
 	size_t len, i, n;
 	const char *sep;
@@ -128,7 +131,8 @@ static int origin_parse(const char *s, struct origin *o)
 	return 0;
 }
 
-int vep_audience_match(const char *expected, const char *got)
+int
+vep_audience_match(const char *expected, const char *got)
 {
 	struct origin a, b;
 
@@ -138,7 +142,8 @@ int vep_audience_match(const char *expected, const char *got)
 	    strncasecmp(a.host, b.host, a.host_len) == 0;
 }
 
-int vep_assertion_sign(const vep_key *user_key, const char *audience,
+int
+vep_assertion_sign(const vep_key *user_key, const char *audience,
     int64_t exp_ms, char **out)
 {
 	int ret = VEP_ERR_ARG;
@@ -167,7 +172,8 @@ out:
 	return ret;
 }
 
-int vep_backed_join(const char *cert, const char *assertion, char **out)
+int
+vep_backed_join(const char *cert, const char *assertion, char **out)
 {
 	int ret = VEP_ERR_ARG;
 	size_t clen, alen;
@@ -200,7 +206,8 @@ out:
 	return ret;
 }
 
-int vep_backed_parse(const char *text, size_t len, vep_backed **out)
+int
+vep_backed_parse(const char *text, size_t len, vep_backed **out)
 {
 	int ret = VEP_ERR_INVALID;
 	vep_backed *b = NULL;
@@ -255,7 +262,8 @@ out:
 	return ret;
 }
 
-int vep_backed_verify(const vep_backed *b, const char *audience,
+int
+vep_backed_verify(const vep_backed *b, const char *audience,
     const char *issuer, const vep_key *const *keys, size_t nkeys, int64_t now_ms)
 {
 	int ret = VEP_ERR_ARG;
@@ -295,7 +303,8 @@ out:
 	return ret;
 }
 
-void vep_backed_free(vep_backed *b)
+void
+vep_backed_free(vep_backed *b)
 {
 	if (b == NULL)
 		return;

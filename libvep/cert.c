@@ -27,7 +27,8 @@
 #define CERT_EMAIL "email"
 
 /* 1 when s is a lowercase issuer host as vep_host_valid accepts it. */
-static int issuer_ok(const char *s)
+static int
+issuer_ok(const char *s)
 {
 	if (!vep_host_valid(s))
 		return 0;
@@ -38,7 +39,8 @@ static int issuer_ok(const char *s)
 }
 
 /* 1 when s is already a normalised address (valid, domain lowercase). */
-static int email_normalised(const char *s)
+static int
+email_normalised(const char *s)
 {
 	char *norm = NULL;
 	int ok = vep_email_normalize(s, strlen(s), &norm) == 0 && strcmp(norm, s) == 0;
@@ -47,14 +49,16 @@ static int email_normalised(const char *s)
 }
 
 /* Adds member name to obj, stealing v (jansson's json_object_set_new). */
-static int set_new(json_t *obj, const char *name, json_t *v)
+static int
+set_new(json_t *obj, const char *name, json_t *v)
 {
 	if (v == NULL)
 		return VEP_ERR_NOMEM;
 	return json_object_set_new(obj, name, v) == 0 ? VEP_OK : VEP_ERR_NOMEM;
 }
 
-int vep_cert_sign(const vep_key *domain_key, const struct vep_cert_params *p, char **out)
+int
+vep_cert_sign(const vep_key *domain_key, const struct vep_cert_params *p, char **out)
 {
 	if (out == NULL)
 		return VEP_ERR_ARG;
@@ -66,7 +70,8 @@ int vep_cert_sign(const vep_key *domain_key, const struct vep_cert_params *p, ch
 	return vep_cert_sign_with(&(struct vep_signer){ domain_key, vep_signer_key_sign, NULL }, p, out);
 }
 
-int vep_cert_sign_with(const struct vep_signer *s, const struct vep_cert_params *p, char **out)
+int
+vep_cert_sign_with(const struct vep_signer *s, const struct vep_cert_params *p, char **out)
 {
 	int ret = VEP_ERR_ARG;
 	json_t *payload = NULL, *principal = NULL;
@@ -108,12 +113,14 @@ out:
 	return ret;
 }
 
-int vep_cert_parse(const char *text, size_t len, vep_cert **out)
+int
+vep_cert_parse(const char *text, size_t len, vep_cert **out)
 {
 	return vep_cert_parse_checked(text, len, VEP_KEY_CHECKS_ALL, out);
 }
 
-int vep_cert_parse_checked(const char *text, size_t len, enum vep_key_checks checks,
+int
+vep_cert_parse_checked(const char *text, size_t len, enum vep_key_checks checks,
     vep_cert **out)
 {
 	int ret;
@@ -173,7 +180,8 @@ out:
 	return ret;
 }
 
-int vep_cert_verify(const vep_cert *c, const vep_key *const *keys, size_t nkeys,
+int
+vep_cert_verify(const vep_cert *c, const vep_key *const *keys, size_t nkeys,
     int64_t now_ms)
 {
 	int ret = VEP_ERR_BADSIG;
@@ -209,7 +217,8 @@ out:
 	return ret;
 }
 
-void vep_cert_free(vep_cert *c)
+void
+vep_cert_free(vep_cert *c)
 {
 	if (c == NULL)
 		return;

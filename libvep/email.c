@@ -25,17 +25,20 @@
 /* RFC 5322 atext beyond letters and digits: one table, not an if-chain. */
 static const char atext_specials[] = "!#$%&'*+/=?^_`{|}~-";
 
-static int is_alpha(unsigned char c)
+static int
+is_alpha(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
-static int is_digit(unsigned char c)
+static int
+is_digit(unsigned char c)
 {
 	return c >= '0' && c <= '9';
 }
 
-static int is_atext(unsigned char c)
+static int
+is_atext(unsigned char c)
 {
 	if (is_alpha(c) || is_digit(c))
 		return 1;
@@ -45,7 +48,8 @@ static int is_atext(unsigned char c)
 }
 
 /* Dot-atom local part of 1..VEP_EMAIL_LOCAL_MAX characters. */
-static int local_valid(const char *s, size_t len)
+static int
+local_valid(const char *s, size_t len)
 {
 	if (len == 0 || len > VEP_EMAIL_LOCAL_MAX)
 		return 0;
@@ -67,7 +71,8 @@ static int local_valid(const char *s, size_t len)
 /* Counts the labels of a dotted LDH name of len characters; returns the
  * number of labels, or 0 when any label breaks the LDH rules. *all_digits
  * is set when the last label is made only of digits. */
-static size_t ldh_labels(const char *s, size_t len, int *last_all_digits)
+static size_t
+ldh_labels(const char *s, size_t len, int *last_all_digits)
 {
 	size_t labels = 0, start = 0;
 
@@ -97,7 +102,8 @@ static size_t ldh_labels(const char *s, size_t len, int *last_all_digits)
 	return labels;
 }
 
-static int domain_valid_n(const char *s, size_t len)
+static int
+domain_valid_n(const char *s, size_t len)
 {
 	int numeric_tld;
 
@@ -112,7 +118,8 @@ static int domain_valid_n(const char *s, size_t len)
 }
 
 /* Dotted-quad IPv4: four decimal octets 0..255 without leading zeros. */
-static int ipv4_valid_n(const char *s, size_t len)
+static int
+ipv4_valid_n(const char *s, size_t len)
 {
 	size_t i = 0;
 
@@ -134,14 +141,16 @@ static int ipv4_valid_n(const char *s, size_t len)
 	return i == len;
 }
 
-int vep_domain_valid(const char *s)
+int
+vep_domain_valid(const char *s)
 {
 	if (s == NULL)
 		return 0;
 	return domain_valid_n(s, strlen(s));
 }
 
-void vep_domain_lower(char *s)
+void
+vep_domain_lower(char *s)
 {
 	if (s == NULL)
 		return;
@@ -150,7 +159,8 @@ void vep_domain_lower(char *s)
 			*s = (char)(*s - 'A' + 'a');
 }
 
-int vep_host_valid(const char *s)
+int
+vep_host_valid(const char *s)
 {
 	if (s == NULL)
 		return 0;
@@ -182,7 +192,8 @@ int vep_host_valid(const char *s)
 }
 
 /* Validates and returns the offset of the one '@', or -1. */
-static long email_check(const char *text, size_t len)
+static long
+email_check(const char *text, size_t len)
 {
 	const char *at = NULL;
 
@@ -207,7 +218,8 @@ static long email_check(const char *text, size_t len)
 	return (long)llen;
 }
 
-int vep_email_normalize(const char *text, size_t len, char **out)
+int
+vep_email_normalize(const char *text, size_t len, char **out)
 {
 	int ret = VEP_ERR_EMAIL;
 	char *s = NULL;
@@ -233,7 +245,8 @@ out:
 	return ret;
 }
 
-int vep_email_split(const char *email, char **local, char **domain)
+int
+vep_email_split(const char *email, char **local, char **domain)
 {
 	int ret = VEP_ERR_EMAIL;
 	char *l = NULL, *d = NULL;

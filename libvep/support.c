@@ -25,14 +25,16 @@
 #define SUPPORT_DISABLED "disabled"
 
 /* Dumps obj as compact text in insertion order. */
-static int dump(const json_t *obj, char **out)
+static int
+dump(const json_t *obj, char **out)
 {
 	*out = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	return *out != NULL ? VEP_OK : VEP_ERR_NOMEM;
 }
 
 /* An IdP path we are willing to publish: absolute, printable ASCII. */
-static int path_ok(const char *p)
+static int
+path_ok(const char *p)
 {
 	if (p == NULL || p[0] != '/')
 		return 0;
@@ -42,7 +44,8 @@ static int path_ok(const char *p)
 	return 1;
 }
 
-int vep_support_build(const vep_key *const *keys, size_t nkeys,
+int
+vep_support_build(const vep_key *const *keys, size_t nkeys,
     const char *authentication, const char *provisioning, char **out)
 {
 	int ret = VEP_ERR_ARG;
@@ -80,7 +83,8 @@ out:
 	return ret;
 }
 
-int vep_support_build_delegated(const char *authority, char **out)
+int
+vep_support_build_delegated(const char *authority, char **out)
 {
 	int ret = VEP_ERR_ARG;
 	json_t *doc = NULL;
@@ -100,7 +104,8 @@ out:
 	return ret;
 }
 
-int vep_support_build_disabled(char **out)
+int
+vep_support_build_disabled(char **out)
 {
 	int ret = VEP_ERR_NOMEM;
 	json_t *doc = NULL;
@@ -119,7 +124,8 @@ out:
 
 /* Copies string member name of doc into *out: VEP_ERR_INVALID unless it is
  * a non-empty string without NUL bytes. */
-static int get_string(const json_t *doc, const char *name, char **out)
+static int
+get_string(const json_t *doc, const char *name, char **out)
 {
 	const json_t *v = json_object_get(doc, name);
 
@@ -133,7 +139,8 @@ static int get_string(const json_t *doc, const char *name, char **out)
 }
 
 /* Appends k to s->keys unless an equal key is already there; takes k. */
-static void add_key(struct vep_support *s, vep_key *k)
+static void
+add_key(struct vep_support *s, vep_key *k)
 {
 	for (size_t i = 0; i < s->nkeys; i++) {
 		if (vep_key_public_equal(s->keys[i], k)) {
@@ -145,7 +152,8 @@ static void add_key(struct vep_support *s, vep_key *k)
 }
 
 /* The primary's members: public-key, optional keys[], both paths. */
-static int parse_primary(const json_t *doc, struct vep_support *s)
+static int
+parse_primary(const json_t *doc, struct vep_support *s)
 {
 	int ret;
 	const json_t *pk = json_object_get(doc, SUPPORT_PUBKEY);
@@ -179,7 +187,8 @@ static int parse_primary(const json_t *doc, struct vep_support *s)
 	return VEP_OK;
 }
 
-int vep_support_parse(const char *text, size_t len, struct vep_support **out)
+int
+vep_support_parse(const char *text, size_t len, struct vep_support **out)
 {
 	int ret;
 	json_t *doc = NULL;
@@ -228,7 +237,8 @@ out:
 	return ret;
 }
 
-void vep_support_free(struct vep_support *s)
+void
+vep_support_free(struct vep_support *s)
 {
 	if (s == NULL)
 		return;

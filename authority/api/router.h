@@ -23,18 +23,18 @@ struct signin_session;
 
 /* Route flags: what preflight establishes or enforces before the handler. */
 #define ROUTE_DOMAIN 0x01     /* resolve r->domain: ?domain=, else Host, else the
-                               * first domain (IP literal / localhost Host too);
-                               * 400 bad domain or Host, 404 unknown domain */
+	                       * first domain (IP literal / localhost Host too);
+	                       * 400 bad domain or Host, 404 unknown domain */
 #define ROUTE_ORIGIN 0x10     /* an Origin header, when present, is ours: 403.
-                               * Ours: a domain's public_url, or http(s):// and
-                               * the request's own Host (same origin). */
+	                       * Ours: a domain's public_url, or http(s):// and
+	                       * the request's own Host (same origin). */
 #define ROUTE_AUTH 0x02       /* a live session (cookie SESSION_COOKIE), handed
-                               * to session_handler; its idle timer slides; 401 */
+	                       * to session_handler; its idle timer slides; 401 */
 #define ROUTE_CSRF 0x04       /* X-CSRF-Token equals the session's CSRF token: 403
-                               * (needs ROUTE_AUTH, checked before it) */
+	                       * (needs ROUTE_AUTH, checked before it) */
 #define ROUTE_JSON_BODY 0x08  /* r->body: a strict JSON object sent as
-                               * application/json within LIMIT_BODY_BYTES:
-                               * 415 / 413 / 400 */
+	                       * application/json within LIMIT_BODY_BYTES:
+	                       * 415 / 413 / 400 */
 
 /* A handler answers exactly once, now or later (see edge/req.h). */
 typedef void (*route_handler)(struct req *r);

@@ -19,7 +19,8 @@ struct faildelay {
 	unsigned char secret[FAILDELAY_SECRET_BYTES];
 };
 
-int faildelay_new(struct faildelay **out)
+int
+faildelay_new(struct faildelay **out)
 {
 	struct faildelay *fd;
 	int rc = VEP_ERR_NOMEM;
@@ -40,7 +41,8 @@ out:
 
 /* Stable jitter for user in [0, FAILDELAY_JITTER_MS). If HMAC fails (it
  * cannot, short of memory), the widest jitter is the safe answer. */
-static uint32_t jitter_ms(const struct faildelay *fd, const char *user)
+static uint32_t
+jitter_ms(const struct faildelay *fd, const char *user)
 {
 	uint8_t mac[VEP_SHA256_BYTES];
 	uint32_t v;
@@ -53,7 +55,8 @@ static uint32_t jitter_ms(const struct faildelay *fd, const char *user)
 	return v % FAILDELAY_JITTER_MS;
 }
 
-uint32_t faildelay_target_ms(const struct faildelay *fd, const char *user,
+uint32_t
+faildelay_target_ms(const struct faildelay *fd, const char *user,
     uint32_t pam_delay_us)
 {
 	uint32_t pam_ms = pam_delay_us / 1000;
@@ -63,7 +66,8 @@ uint32_t faildelay_target_ms(const struct faildelay *fd, const char *user,
 	return FAILDELAY_MIN_MS + jitter_ms(fd, user) + pam_ms;
 }
 
-uint32_t faildelay_remaining_ms(const struct faildelay *fd, const char *user,
+uint32_t
+faildelay_remaining_ms(const struct faildelay *fd, const char *user,
     uint32_t pam_delay_us, uint64_t elapsed_ms)
 {
 	uint32_t target = faildelay_target_ms(fd, user, pam_delay_us);
@@ -71,7 +75,8 @@ uint32_t faildelay_remaining_ms(const struct faildelay *fd, const char *user,
 	return elapsed_ms >= target ? 0 : (uint32_t)(target - elapsed_ms);
 }
 
-void faildelay_free(struct faildelay *fd)
+void
+faildelay_free(struct faildelay *fd)
 {
 	if (fd == NULL)
 		return;

@@ -84,7 +84,8 @@ struct pam_client {
 static void helper_lost(struct pam_client *pc);
 static int helper_spawn(struct pam_client *pc);
 
-static void req_free(struct pam_req *r)
+static void
+req_free(struct pam_req *r)
 {
 	if (r == NULL)
 		return;
@@ -95,14 +96,16 @@ static void req_free(struct pam_req *r)
 	free(r);
 }
 
-static void ms_to_tv(uint32_t ms, struct timeval *tv)
+static void
+ms_to_tv(uint32_t ms, struct timeval *tv)
 {
 	tv->tv_sec = ms / 1000;
 	tv->tv_usec = (suseconds_t)(ms % 1000) * 1000;
 }
 
 /* Takes r out of every count and list and frees it. */
-static void req_remove(struct pam_client *pc, struct pam_req *r)
+static void
+req_remove(struct pam_client *pc, struct pam_req *r)
 {
 	TAILQ_REMOVE(&pc->reqs, r, link);
 	if (r->state == REQ_WAITING) {
@@ -116,7 +119,8 @@ static void req_remove(struct pam_client *pc, struct pam_req *r)
 
 /* The caller is done with r (answered without the helper, or cancelled).
  * One the helper holds stays, muted, until its answer frees the slot. */
-static void req_forget(struct pam_client *pc, struct pam_req *r)
+static void
+req_forget(struct pam_client *pc, struct pam_req *r)
 {
 	if (r->state != REQ_SENT) {
 		req_remove(pc, r);
@@ -130,7 +134,8 @@ static void req_forget(struct pam_client *pc, struct pam_req *r)
 
 /* Calls r's callback once; afterwards r is gone (freed, or an orphan when
  * the helper still holds it and released is 0). */
-static void deliver(struct pam_req *r, enum pam_outcome outcome, uint32_t delay_us,
+static void
+deliver(struct pam_req *r, enum pam_outcome outcome, uint32_t delay_us,
     int released)
 {
 	struct pam_client *pc = r->pc;
@@ -147,17 +152,20 @@ static void deliver(struct pam_req *r, enum pam_outcome outcome, uint32_t delay_
 	cb(&res, arg);
 }
 
-static struct pam_req *find_req(struct pam_client *pc, uint64_t id)
+static struct pam_req *
+find_req(struct pam_client *pc, uint64_t id)
 {
 	struct pam_req *r;
 
-	TAILQ_FOREACH(r, &pc->reqs, link)
+	TAILQ_FOREACH(r, &pc->reqs, link) {
 		if (r->id == id)
 			return r;
+	}
 	return NULL;
 }
 
-static void req_timer_cb(evutil_socket_t fd, short what, void *arg)
+static void
+req_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct pam_req *r = arg;
 
@@ -169,7 +177,8 @@ static void req_timer_cb(evutil_socket_t fd, short what, void *arg)
 	deliver(r, r->state == REQ_BUSY ? PAM_OUTCOME_BUSY : PAM_OUTCOME_TIMEOUT, 0, 0);
 }
 
-static void want_write(struct pam_client *pc)
+static void
+want_write(struct pam_client *pc)
 {
 	if (pc->pid != 0 && pc->ev_write != NULL && pc->out.len > 0)
 		event_add(pc->ev_write, NULL);
@@ -177,7 +186,8 @@ static void want_write(struct pam_client *pc)
 
 /* Moves waiting r's frame into the output queue of the running helper; its
  * timer becomes the backstop. */
-static int send_req(struct pam_client *pc, struct pam_req *r)
+static int
+send_req(struct pam_client *pc, struct pam_req *r)
 {
 	struct timeval tv;
 	int rc;
@@ -197,7 +207,8 @@ static int send_req(struct pam_client *pc, struct pam_req *r)
 }
 
 /* Sends waiting requests, oldest first, while the helper has free slots. */
-static void pump(struct pam_client *pc)
+static void
+pump(struct pam_client *pc)
 {
 	struct pam_req *r;
 
@@ -207,7 +218,8 @@ static void pump(struct pam_client *pc)
 			break;   /* out of memory: its queue deadline answers */
 }
 
-static void handle_result(struct pam_client *pc, const struct ipc_msg *m)
+static void
+handle_result(struct pam_client *pc, const struct ipc_msg *m)
 {
 	struct pam_req *r;
 	uint64_t id;
@@ -232,7 +244,8 @@ static void handle_result(struct pam_client *pc, const struct ipc_msg *m)
 	pump(pc);
 }
 
-static void read_cb(evutil_socket_t fd, short what, void *arg)
+static void
+read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct pam_client *pc = arg;
 	struct ipc_msg *m = NULL;
@@ -255,7 +268,8 @@ static void read_cb(evutil_socket_t fd, short what, void *arg)
 		helper_lost(pc);
 }
 
-static void write_cb(evutil_socket_t fd, short what, void *arg)
+static void
+write_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct pam_client *pc = arg;
 
@@ -268,7 +282,8 @@ static void write_cb(evutil_socket_t fd, short what, void *arg)
 		event_del(pc->ev_write);
 }
 
-static void respawn_cb(evutil_socket_t fd, short what, void *arg)
+static void
+respawn_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct pam_client *pc = arg;
 	struct timeval tv;
@@ -283,7 +298,8 @@ static void respawn_cb(evutil_socket_t fd, short what, void *arg)
 	event_add(pc->ev_respawn, &tv);
 }
 
-static void close_channel(struct pam_client *pc)
+static void
+close_channel(struct pam_client *pc)
 {
 	if (pc->ev_read) {
 		event_free(pc->ev_read);
@@ -301,7 +317,8 @@ static void close_channel(struct pam_client *pc)
 }
 
 /* The helper is gone or misbehaved: drop it, fail what it held, respawn. */
-static void helper_lost(struct pam_client *pc)
+static void
+helper_lost(struct pam_client *pc)
 {
 	struct pam_req *r;
 	struct timeval tv;
@@ -315,9 +332,10 @@ static void helper_lost(struct pam_client *pc)
 	 * deadline. Callbacks may start new requests; those wait, so the
 	 * scan ends. */
 	for (;;) {
-		TAILQ_FOREACH(r, &pc->reqs, link)
+		TAILQ_FOREACH(r, &pc->reqs, link) {
 			if (r->state == REQ_SENT || r->state == REQ_ORPHAN)
 				break;
+		}
 		if (r == NULL)
 			break;
 		if (r->state == REQ_ORPHAN)
@@ -333,7 +351,8 @@ static void helper_lost(struct pam_client *pc)
 	}
 }
 
-static int queue_config(struct pam_client *pc)
+static int
+queue_config(struct pam_client *pc)
 {
 	struct ipc_msg *m;
 	int rc = VEP_ERR_NOMEM;
@@ -352,7 +371,8 @@ out:
 	return rc;
 }
 
-static int helper_spawn(struct pam_client *pc)
+static int
+helper_spawn(struct pam_client *pc)
 {
 	int fd = -1;
 	pid_t pid = 0;
@@ -379,7 +399,8 @@ lost:
 	return VEP_OK;
 }
 
-int pam_client_new(struct event_base *base, const struct pam_client_config *cfg,
+int
+pam_client_new(struct event_base *base, const struct pam_client_config *cfg,
     struct pam_client **out)
 {
 	struct pam_client *pc = NULL;
@@ -421,7 +442,8 @@ out:
 	return rc;
 }
 
-int pam_client_start(struct pam_client *pc, const char *user,
+int
+pam_client_start(struct pam_client *pc, const char *user,
     const void *password, size_t pwlen, const char *rhost,
     pam_client_cb cb, void *arg, uint64_t *id)
 {
@@ -473,7 +495,7 @@ int pam_client_start(struct pam_client *pc, const char *user,
 		    (rc = ipc_msg_put_str(m, PAMP_TAG_USER, user)) != VEP_OK ||
 		    (rc = ipc_msg_put(m, PAMP_TAG_PASSWORD, password, pwlen)) != VEP_OK ||
 		    (rhost != NULL &&
-		     (rc = ipc_msg_put_str(m, PAMP_TAG_RHOST, rhost)) != VEP_OK) ||
+		    (rc = ipc_msg_put_str(m, PAMP_TAG_RHOST, rhost)) != VEP_OK) ||
 		    (rc = ipc_msg_append_frame(m, &r->frame)) != VEP_OK)
 			goto out;
 	}
@@ -496,7 +518,8 @@ out:
 	return rc;
 }
 
-int pam_client_cancel(struct pam_client *pc, uint64_t id)
+int
+pam_client_cancel(struct pam_client *pc, uint64_t id)
 {
 	struct pam_req *r;
 
@@ -508,12 +531,14 @@ int pam_client_cancel(struct pam_client *pc, uint64_t id)
 	return VEP_OK;
 }
 
-pid_t pam_client_helper_pid(const struct pam_client *pc)
+pid_t
+pam_client_helper_pid(const struct pam_client *pc)
 {
 	return pc ? pc->pid : 0;
 }
 
-void pam_client_free(struct pam_client *pc)
+void
+pam_client_free(struct pam_client *pc)
 {
 	struct pam_req *r;
 

@@ -1018,7 +1018,7 @@ http_date(char *out, size_t outlen)
 {
 	static const char days[7][4] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat" };
 	static const char months[12][4] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul",
-	    "Aug", "Sep", "Oct", "Nov", "Dec" };
+					    "Aug", "Sep", "Oct", "Nov", "Dec" };
 	time_t now = time(NULL);
 	struct tm tm;
 

@@ -35,7 +35,8 @@ struct ipc_msg {
 	struct ipc_field fields[IPC_MAX_FIELDS];
 };
 
-static void put_be32(uint8_t *p, uint32_t v)
+static void
+put_be32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)(v >> 24);
 	p[1] = (uint8_t)(v >> 16);
@@ -43,7 +44,8 @@ static void put_be32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)v;
 }
 
-static uint32_t get_be32(const uint8_t *p)
+static uint32_t
+get_be32(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
 	    (uint32_t)p[2] << 8 | (uint32_t)p[3];
@@ -52,7 +54,8 @@ static uint32_t get_be32(const uint8_t *p)
 /* Grows b so that it can hold need bytes in total. Copies into fresh memory
  * and wipes the old block instead of realloc(), which could leave a copy of
  * a password behind in freed memory. */
-int ipc_buf_reserve(struct ipc_buf *b, size_t need)
+int
+ipc_buf_reserve(struct ipc_buf *b, size_t need)
 {
 	size_t cap;
 	uint8_t *p;
@@ -76,7 +79,8 @@ int ipc_buf_reserve(struct ipc_buf *b, size_t need)
 	return VEP_OK;
 }
 
-int ipc_buf_append(struct ipc_buf *b, const void *p, size_t n)
+int
+ipc_buf_append(struct ipc_buf *b, const void *p, size_t n)
 {
 	int rc;
 
@@ -92,7 +96,8 @@ int ipc_buf_append(struct ipc_buf *b, const void *p, size_t n)
 	return VEP_OK;
 }
 
-void ipc_buf_consume(struct ipc_buf *b, size_t n)
+void
+ipc_buf_consume(struct ipc_buf *b, size_t n)
 {
 	if (n > b->len)
 		n = b->len;
@@ -104,7 +109,8 @@ void ipc_buf_consume(struct ipc_buf *b, size_t n)
 	b->len -= n;
 }
 
-void ipc_buf_clear(struct ipc_buf *b)
+void
+ipc_buf_clear(struct ipc_buf *b)
 {
 	if (b == NULL)
 		return;
@@ -117,7 +123,8 @@ void ipc_buf_clear(struct ipc_buf *b)
 	b->cap = 0;
 }
 
-int ipc_buf_read_fd(struct ipc_buf *b, int fd, int *eof)
+int
+ipc_buf_read_fd(struct ipc_buf *b, int fd, int *eof)
 {
 	/* One frame can never need more than header + maximal body; a peer
 	 * that sends more before we consume is over the cap anyway, and
@@ -143,7 +150,8 @@ int ipc_buf_read_fd(struct ipc_buf *b, int fd, int *eof)
 	return VEP_OK;
 }
 
-int ipc_buf_write_fd(struct ipc_buf *b, int fd)
+int
+ipc_buf_write_fd(struct ipc_buf *b, int fd)
 {
 	ssize_t put;
 
@@ -158,12 +166,14 @@ int ipc_buf_write_fd(struct ipc_buf *b, int fd)
 	return VEP_OK;
 }
 
-struct ipc_msg *ipc_msg_new(uint8_t type)
+struct ipc_msg *
+ipc_msg_new(uint8_t type)
 {
 	return ipc_msg_new_max(type, IPC_FRAME_MAX_BYTES);
 }
 
-struct ipc_msg *ipc_msg_new_max(uint8_t type, size_t max)
+struct ipc_msg *
+ipc_msg_new_max(uint8_t type, size_t max)
 {
 	struct ipc_msg *m;
 	uint8_t hdr[IPC_HEADER_BYTES + 1] = { 0, 0, 0, 1, type };
@@ -179,7 +189,8 @@ struct ipc_msg *ipc_msg_new_max(uint8_t type, size_t max)
 	return m;
 }
 
-static const struct ipc_field *find_field(const struct ipc_msg *m, uint8_t tag)
+static const struct ipc_field *
+find_field(const struct ipc_msg *m, uint8_t tag)
 {
 	size_t i;
 
@@ -189,7 +200,8 @@ static const struct ipc_field *find_field(const struct ipc_msg *m, uint8_t tag)
 	return NULL;
 }
 
-int ipc_msg_put(struct ipc_msg *m, uint8_t tag, const void *p, size_t n)
+int
+ipc_msg_put(struct ipc_msg *m, uint8_t tag, const void *p, size_t n)
 {
 	uint8_t fh[IPC_FIELD_HEADER_BYTES];
 	size_t body;
@@ -217,7 +229,8 @@ int ipc_msg_put(struct ipc_msg *m, uint8_t tag, const void *p, size_t n)
 	return VEP_OK;
 }
 
-int ipc_msg_put_u32(struct ipc_msg *m, uint8_t tag, uint32_t v)
+int
+ipc_msg_put_u32(struct ipc_msg *m, uint8_t tag, uint32_t v)
 {
 	uint8_t b[4];
 
@@ -225,7 +238,8 @@ int ipc_msg_put_u32(struct ipc_msg *m, uint8_t tag, uint32_t v)
 	return ipc_msg_put(m, tag, b, sizeof(b));
 }
 
-int ipc_msg_put_u64(struct ipc_msg *m, uint8_t tag, uint64_t v)
+int
+ipc_msg_put_u64(struct ipc_msg *m, uint8_t tag, uint64_t v)
 {
 	uint8_t b[8];
 
@@ -234,22 +248,26 @@ int ipc_msg_put_u64(struct ipc_msg *m, uint8_t tag, uint64_t v)
 	return ipc_msg_put(m, tag, b, sizeof(b));
 }
 
-int ipc_msg_put_str(struct ipc_msg *m, uint8_t tag, const char *s)
+int
+ipc_msg_put_str(struct ipc_msg *m, uint8_t tag, const char *s)
 {
 	return ipc_msg_put(m, tag, s, strlen(s));
 }
 
-int ipc_msg_append_frame(const struct ipc_msg *m, struct ipc_buf *out)
+int
+ipc_msg_append_frame(const struct ipc_msg *m, struct ipc_buf *out)
 {
 	return ipc_buf_append(out, m->frame.data, m->frame.len);
 }
 
-uint8_t ipc_msg_type(const struct ipc_msg *m)
+uint8_t
+ipc_msg_type(const struct ipc_msg *m)
 {
 	return m->frame.data[IPC_HEADER_BYTES];
 }
 
-int ipc_msg_get(const struct ipc_msg *m, uint8_t tag, const uint8_t **p, size_t *n)
+int
+ipc_msg_get(const struct ipc_msg *m, uint8_t tag, const uint8_t **p, size_t *n)
 {
 	const struct ipc_field *f;
 
@@ -263,7 +281,8 @@ int ipc_msg_get(const struct ipc_msg *m, uint8_t tag, const uint8_t **p, size_t 
 	return VEP_OK;
 }
 
-int ipc_msg_get_u32(const struct ipc_msg *m, uint8_t tag, uint32_t *v)
+int
+ipc_msg_get_u32(const struct ipc_msg *m, uint8_t tag, uint32_t *v)
 {
 	const uint8_t *p;
 	size_t n;
@@ -275,7 +294,8 @@ int ipc_msg_get_u32(const struct ipc_msg *m, uint8_t tag, uint32_t *v)
 	return VEP_OK;
 }
 
-int ipc_msg_get_u64(const struct ipc_msg *m, uint8_t tag, uint64_t *v)
+int
+ipc_msg_get_u64(const struct ipc_msg *m, uint8_t tag, uint64_t *v)
 {
 	const uint8_t *p;
 	size_t n;
@@ -287,7 +307,8 @@ int ipc_msg_get_u64(const struct ipc_msg *m, uint8_t tag, uint64_t *v)
 	return VEP_OK;
 }
 
-int ipc_msg_get_str(const struct ipc_msg *m, uint8_t tag, size_t max, char **out)
+int
+ipc_msg_get_str(const struct ipc_msg *m, uint8_t tag, size_t max, char **out)
 {
 	const uint8_t *p;
 	size_t n;
@@ -310,7 +331,8 @@ int ipc_msg_get_str(const struct ipc_msg *m, uint8_t tag, size_t max, char **out
 }
 
 /* Indexes the fields of a complete frame already copied into m->frame. */
-static int parse_fields(struct ipc_msg *m)
+static int
+parse_fields(struct ipc_msg *m)
 {
 	size_t pos = IPC_HEADER_BYTES + 1;
 	size_t end = m->frame.len;
@@ -337,12 +359,14 @@ static int parse_fields(struct ipc_msg *m)
 	return VEP_OK;
 }
 
-int ipc_take_msg(struct ipc_buf *in, struct ipc_msg **out)
+int
+ipc_take_msg(struct ipc_buf *in, struct ipc_msg **out)
 {
 	return ipc_take_msg_max(in, IPC_FRAME_MAX_BYTES, out);
 }
 
-int ipc_take_msg_max(struct ipc_buf *in, size_t max, struct ipc_msg **out)
+int
+ipc_take_msg_max(struct ipc_buf *in, size_t max, struct ipc_msg **out)
 {
 	struct ipc_msg *m = NULL;
 	uint32_t body;
@@ -388,7 +412,8 @@ out:
 	return rc;
 }
 
-void ipc_msg_free(struct ipc_msg *m)
+void
+ipc_msg_free(struct ipc_msg *m)
 {
 	if (m == NULL)
 		return;

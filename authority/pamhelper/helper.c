@@ -72,7 +72,8 @@ struct helper {
 static void helper_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Errors go to stderr, which the authority shares; never passwords. */
-static void helper_log(const char *fmt, ...)
+static void
+helper_log(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -83,7 +84,8 @@ static void helper_log(const char *fmt, ...)
 	va_end(ap);
 }
 
-static int64_t now_ms(void)
+static int64_t
+now_ms(void)
 {
 	struct timespec ts;
 
@@ -94,7 +96,8 @@ static int64_t now_ms(void)
 /* Queues a RESULT for the client; errors here mean no memory, after which
  * the helper cannot keep its promise of one answer per request: exit, and
  * the client fails everything pending and respawns us. */
-static void send_result(struct helper *h, uint64_t id, uint32_t outcome, uint32_t delay_us)
+static void
+send_result(struct helper *h, uint64_t id, uint32_t outcome, uint32_t delay_us)
 {
 	struct ipc_msg *m;
 
@@ -109,21 +112,24 @@ static void send_result(struct helper *h, uint64_t id, uint32_t outcome, uint32_
 	ipc_msg_free(m);
 }
 
-static void kill_worker(struct worker *w)
+static void
+kill_worker(struct worker *w)
 {
 	/* The group takes module children (pam_exec scripts) with it. */
 	kill(-w->pid, SIGKILL);
 	kill(w->pid, SIGKILL);
 }
 
-static void close_worker_fd(struct worker *w)
+static void
+close_worker_fd(struct worker *w)
 {
 	if (w->fd >= 0)
 		close(w->fd);
 	w->fd = -1;
 }
 
-static void drain_worker(struct worker *w)
+static void
+drain_worker(struct worker *w)
 {
 	int eof = 0;
 
@@ -141,7 +147,8 @@ static void drain_worker(struct worker *w)
 
 /* A reaped worker: forward what it reported, or ERROR if it died without a
  * well-formed report (a crashing module). */
-static void finish_worker(struct helper *h, struct worker *w)
+static void
+finish_worker(struct helper *h, struct worker *w)
 {
 	struct ipc_msg *m = NULL;
 	uint32_t outcome = PAM_OUTCOME_ERROR, delay_us = 0;
@@ -171,7 +178,8 @@ static void finish_worker(struct helper *h, struct worker *w)
 	h->nworkers--;
 }
 
-static int is_worker(const struct helper *h, pid_t pid)
+static int
+is_worker(const struct helper *h, pid_t pid)
 {
 	uint32_t i;
 
@@ -182,7 +190,8 @@ static int is_worker(const struct helper *h, pid_t pid)
 }
 
 /* Parent pid of pid from /proc/<pid>/stat, or -1. */
-static pid_t parent_of(pid_t pid)
+static pid_t
+parent_of(pid_t pid)
 {
 	char path[64], buf[512], *p;
 	FILE *f;
@@ -207,7 +216,8 @@ static pid_t parent_of(pid_t pid)
  * reparented to us when their worker dies; nothing a module started may
  * outlive its attempt. Killing one may orphan its own children, which the
  * next reap sweeps in turn. */
-static void kill_orphan(const struct helper *h, pid_t pid)
+static void
+kill_orphan(const struct helper *h, pid_t pid)
 {
 	if (pid <= 0 || pid == getpid() || is_worker(h, pid))
 		return;
@@ -217,7 +227,8 @@ static void kill_orphan(const struct helper *h, pid_t pid)
 
 /* Every pid of /proc whose parent is the helper: the slow way, for kernels
  * without /proc/<pid>/task/<tid>/children (CONFIG_PROC_CHILDREN). */
-static void sweep_orphans_scan(const struct helper *h)
+static void
+sweep_orphans_scan(const struct helper *h)
 {
 	pid_t self = getpid();
 	struct dirent *de;
@@ -238,7 +249,8 @@ static void sweep_orphans_scan(const struct helper *h)
 	closedir(d);
 }
 
-static void sweep_orphans(const struct helper *h)
+static void
+sweep_orphans(const struct helper *h)
 {
 	char path[64];
 	FILE *f;
@@ -257,7 +269,8 @@ static void sweep_orphans(const struct helper *h)
 	fclose(f);
 }
 
-static void reap_workers(struct helper *h)
+static void
+reap_workers(struct helper *h)
 {
 	pid_t pid;
 	uint32_t i;
@@ -277,7 +290,8 @@ static void reap_workers(struct helper *h)
 }
 
 /* In the forked child: become a worker and run the attempt. */
-static void become_worker(struct helper *h, const struct pam_attempt *a, int result_fd)
+static void
+become_worker(struct helper *h, const struct pam_attempt *a, int result_fd)
 {
 	sigset_t all;
 
@@ -295,7 +309,8 @@ static void become_worker(struct helper *h, const struct pam_attempt *a, int res
 }
 
 /* Names PAM must never be asked about, refused before a worker exists. */
-static int user_acceptable(const char *user)
+static int
+user_acceptable(const char *user)
 {
 	static const char *const refused[] = { "root" };
 	size_t i;
@@ -312,7 +327,8 @@ static int user_acceptable(const char *user)
 	return 1;
 }
 
-static struct worker *free_slot(struct helper *h)
+static struct worker *
+free_slot(struct helper *h)
 {
 	uint32_t i;
 
@@ -322,7 +338,8 @@ static struct worker *free_slot(struct helper *h)
 	return NULL;
 }
 
-static int handle_auth(struct helper *h, const struct ipc_msg *m)
+static int
+handle_auth(struct helper *h, const struct ipc_msg *m)
 {
 	struct pam_attempt a = { 0 };
 	struct worker *w;
@@ -406,7 +423,8 @@ out:
 	return rc;
 }
 
-static int handle_config(struct helper *h, const struct ipc_msg *m)
+static int
+handle_config(struct helper *h, const struct ipc_msg *m)
 {
 	struct pam_helper_config c = { 0 };
 	int rc = VEP_ERR_INVALID;
@@ -448,7 +466,8 @@ static const struct {
 	{ PAMP_MSG_AUTH, handle_auth },
 };
 
-static int dispatch(struct helper *h, const struct ipc_msg *m)
+static int
+dispatch(struct helper *h, const struct ipc_msg *m)
 {
 	size_t i;
 
@@ -459,7 +478,8 @@ static int dispatch(struct helper *h, const struct ipc_msg *m)
 }
 
 /* Returns 0 to go on, 1 at EOF, negative on a protocol or I/O error. */
-static int read_socket(struct helper *h)
+static int
+read_socket(struct helper *h)
 {
 	struct ipc_msg *m = NULL;
 	int eof = 0, rc;
@@ -482,7 +502,8 @@ static int read_socket(struct helper *h)
 	return eof ? 1 : 0;
 }
 
-static void enforce_deadlines(struct helper *h, int64_t now)
+static void
+enforce_deadlines(struct helper *h, int64_t now)
 {
 	uint32_t i;
 
@@ -499,7 +520,8 @@ static void enforce_deadlines(struct helper *h, int64_t now)
 	}
 }
 
-static int poll_timeout(const struct helper *h, int64_t now)
+static int
+poll_timeout(const struct helper *h, int64_t now)
 {
 	int64_t next = -1;
 	uint32_t i;
@@ -517,7 +539,8 @@ static int poll_timeout(const struct helper *h, int64_t now)
 	return next <= now ? 0 : (int)(next - now);
 }
 
-static void shutdown_workers(struct helper *h)
+static void
+shutdown_workers(struct helper *h)
 {
 	uint32_t i;
 
@@ -533,7 +556,8 @@ static void shutdown_workers(struct helper *h)
 	sweep_orphans(h);
 }
 
-static int setup(struct helper *h)
+static int
+setup(struct helper *h)
 {
 	sigset_t set;
 
@@ -568,7 +592,8 @@ static int setup(struct helper *h)
 	return h->sigfd < 0 ? VEP_ERR_IO : VEP_OK;
 }
 
-static int run(struct helper *h)
+static int
+run(struct helper *h)
 {
 	struct pollfd *pfds = NULL;
 	uint32_t *slot_of = NULL;
@@ -634,7 +659,8 @@ out:
 	return rc;
 }
 
-int main(void)
+int
+main(void)
 {
 	struct helper h = { .sock = -1, .sigfd = -1 };
 	int rc;

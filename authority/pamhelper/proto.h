@@ -75,7 +75,8 @@ enum pam_outcome {
 #define PAMP_HELPER_FD 3
 
 /* Stable lowercase name of an outcome, for logs and tests. */
-static inline const char *pam_outcome_name(unsigned o)
+static inline const char *
+pam_outcome_name(unsigned o)
 {
 	static const char *const names[PAM_OUTCOME_COUNT] = {
 		[PAM_OUTCOME_OK] = "ok",

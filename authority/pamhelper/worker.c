@@ -42,7 +42,8 @@ struct conv_state {
 /* PAM's delay callback type, per Linux-PAM's pam_fail_delay(3). */
 typedef void (*worker_delay_fn)(int retval, unsigned usec_delay, void *appdata);
 
-static void free_responses(struct pam_response *r, int n)
+static void
+free_responses(struct pam_response *r, int n)
 {
 	int i;
 
@@ -61,7 +62,8 @@ static void free_responses(struct pam_response *r, int n)
  * informational messages, and failure for anything else. An echo-on prompt
  * asks for something we do not have (a username, an OTP); answering it with
  * the password would disclose it to whatever displays echo-on text. */
-static int worker_conv(int num_msg, const struct pam_message **msg,
+static int
+worker_conv(int num_msg, const struct pam_message **msg,
     struct pam_response **resp, void *appdata)
 {
 	struct conv_state *st = appdata;
@@ -109,7 +111,8 @@ out:
 
 /* Registered as PAM_FAIL_DELAY so Linux-PAM calls us instead of sleeping in
  * this process; the loop side turns the number into a timer. */
-static void worker_delay(int retval, unsigned usec_delay, void *appdata)
+static void
+worker_delay(int retval, unsigned usec_delay, void *appdata)
 {
 	struct conv_state *st = appdata;
 
@@ -121,7 +124,8 @@ static void worker_delay(int retval, unsigned usec_delay, void *appdata)
 /* The UID policy after PAM succeeded: a UID 0 account is never signed in
  * whatever its name; with min_uid > 0 the account needs a passwd entry with
  * a UID at or above it (demo accounts without one need min_uid 0). */
-static int uid_allowed(const char *user, uint32_t min_uid)
+static int
+uid_allowed(const char *user, uint32_t min_uid)
 {
 	struct passwd pw, *res = NULL;
 	char *buf;
@@ -144,7 +148,8 @@ out:
 	return ok;
 }
 
-static enum pam_outcome run_pam(const struct pam_helper_config *cfg,
+static enum pam_outcome
+run_pam(const struct pam_helper_config *cfg,
     const struct pam_attempt *a, struct conv_state *st)
 {
 	union {
@@ -199,7 +204,8 @@ out:
 	return outcome;
 }
 
-void pam_worker_run(const struct pam_helper_config *cfg,
+void
+pam_worker_run(const struct pam_helper_config *cfg,
     const struct pam_attempt *a, int result_fd)
 {
 	struct conv_state st = { .password = a->password, .pwlen = a->pwlen };
@@ -226,7 +232,8 @@ out:
 }
 
 /* A conversation for a handle that never authenticates. */
-static int preload_conv(int num_msg, const struct pam_message **msg,
+static int
+preload_conv(int num_msg, const struct pam_message **msg,
     struct pam_response **resp, void *appdata)
 {
 	(void)num_msg;
@@ -236,7 +243,8 @@ static int preload_conv(int num_msg, const struct pam_message **msg,
 	return PAM_CONV_ERR;
 }
 
-void *pam_stack_preload(const char *service)
+void *
+pam_stack_preload(const char *service)
 {
 	const struct pam_conv conv = { preload_conv, NULL };
 	pam_handle_t *pamh = NULL;
@@ -254,7 +262,8 @@ void *pam_stack_preload(const char *service)
 	return pamh;
 }
 
-void pam_stack_release(void *stack)
+void
+pam_stack_release(void *stack)
 {
 	if (stack != NULL)
 		pam_end(stack, PAM_SUCCESS);

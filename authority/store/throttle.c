@@ -57,11 +57,11 @@ static const struct {
 	size_t window_off;
 } counters[DB_THROTTLE_COUNTERS] = {
 	{ THROTTLE_PAIR, offsetof(struct db_throttle_limits, pair_max),
-	    offsetof(struct db_throttle_limits, account_window_s) },
+	  offsetof(struct db_throttle_limits, account_window_s) },
 	{ THROTTLE_ACCOUNT, offsetof(struct db_throttle_limits, account_max),
-	    offsetof(struct db_throttle_limits, account_window_s) },
+	  offsetof(struct db_throttle_limits, account_window_s) },
 	{ THROTTLE_ADDR, offsetof(struct db_throttle_limits, addr_max),
-	    offsetof(struct db_throttle_limits, addr_window_s) },
+	  offsetof(struct db_throttle_limits, addr_window_s) },
 };
 enum { C_PAIR, C_ACCOUNT, C_ADDR };
 

@@ -35,7 +35,8 @@ int fuzz_main(const uint8_t *data, size_t len);
 #ifdef VEP_FUZZ_LIBFUZZER
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	(void)fuzz_main(data, size);
 	return 0;

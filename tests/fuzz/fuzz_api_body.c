@@ -19,7 +19,8 @@
 #include "key.h"
 #include "util.h"
 
-static void check_key(const json_t *pk)
+static void
+check_key(const json_t *pk)
 {
 	vep_key *k = NULL, *k2 = NULL;
 	char *text;
@@ -43,7 +44,8 @@ static void check_key(const json_t *pk)
 	vep_key_free(k);
 }
 
-static void check_email(const json_t *e)
+static void
+check_email(const json_t *e)
 {
 	char *n = NULL, *n2 = NULL;
 
@@ -56,7 +58,8 @@ static void check_email(const json_t *e)
 	free(n2);
 }
 
-int fuzz_main(const uint8_t *data, size_t len)
+int
+fuzz_main(const uint8_t *data, size_t len)
 {
 	json_t *o = NULL, *again = NULL;
 	char *text;

@@ -13,7 +13,8 @@
 #include "err.h"
 #include "fuzz.h"
 
-int fuzz_main(const uint8_t *data, size_t len)
+int
+fuzz_main(const uint8_t *data, size_t len)
 {
 	vep_backed *b = NULL;
 	char *joined = NULL;

@@ -14,7 +14,8 @@
 #include "err.h"
 #include "fuzz.h"
 
-int fuzz_main(const uint8_t *data, size_t len)
+int
+fuzz_main(const uint8_t *data, size_t len)
 {
 	vep_cert *c = NULL;
 	vep_key *k2 = NULL;

@@ -15,7 +15,8 @@
 #include "core/config.h"
 #include "fuzz.h"
 
-static struct config *load(int fd, char *err, size_t errlen)
+static struct config *
+load(int fd, char *err, size_t errlen)
 {
 	char path[64];
 	struct config *cfg = NULL;
@@ -29,7 +30,8 @@ static struct config *load(int fd, char *err, size_t errlen)
 	return cfg;
 }
 
-int fuzz_main(const uint8_t *data, size_t len)
+int
+fuzz_main(const uint8_t *data, size_t len)
 {
 	struct config *cfg, *again;
 	char err[1024];

@@ -13,7 +13,8 @@
 #include "fuzz.h"
 #include "auth/token.h"
 
-int fuzz_main(const uint8_t *data, size_t len)
+int
+fuzz_main(const uint8_t *data, size_t len)
 {
 	char token[SESSION_TOKEN_CHARS + 1], *hdr, *needle;
 	struct session_tokens t;

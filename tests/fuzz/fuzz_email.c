@@ -13,7 +13,8 @@
 #include "email.h"
 #include "fuzz.h"
 
-static void check_email(const uint8_t *data, size_t len)
+static void
+check_email(const uint8_t *data, size_t len)
 {
 	char *n = NULL, *n2 = NULL, *l = NULL, *d = NULL;
 
@@ -34,7 +35,8 @@ static void check_email(const uint8_t *data, size_t len)
 	free(d);
 }
 
-static void check_host(const char *s)
+static void
+check_host(const char *s)
 {
 	if (vep_domain_valid(s)) {
 		char *low = strdup(s);
@@ -48,7 +50,8 @@ static void check_host(const char *s)
 }
 
 /* Two origins separated by the first newline. */
-static void check_audience(char *s)
+static void
+check_audience(char *s)
 {
 	char *nl = strchr(s, '\n');
 	const char *a = s, *b = s;
@@ -64,7 +67,8 @@ static void check_audience(char *s)
 	}
 }
 
-int fuzz_main(const uint8_t *data, size_t len)
+int
+fuzz_main(const uint8_t *data, size_t len)
 {
 	char *s = malloc(len + 1);
 

@@ -14,7 +14,8 @@
 #include "ipc/ipc.h"
 #include "keyproc/proto.h"
 
-static void probe_fields(const struct ipc_msg *m)
+static void
+probe_fields(const struct ipc_msg *m)
 {
 	const uint8_t *p;
 	size_t n;
@@ -35,7 +36,8 @@ static void probe_fields(const struct ipc_msg *m)
 }
 
 /* Takes frames of at most max bytes off data until one fails. */
-static void take_all(const uint8_t *data, size_t len, size_t max)
+static void
+take_all(const uint8_t *data, size_t len, size_t max)
 {
 	struct ipc_buf in = { 0 };
 	struct ipc_msg *m = NULL;
@@ -65,7 +67,8 @@ static void take_all(const uint8_t *data, size_t len, size_t max)
 	ipc_buf_clear(&in);
 }
 
-int fuzz_main(const uint8_t *data, size_t len)
+int
+fuzz_main(const uint8_t *data, size_t len)
 {
 	take_all(data, len, IPC_FRAME_MAX_BYTES);
 	take_all(data, len, KEEPER_FRAME_MAX);

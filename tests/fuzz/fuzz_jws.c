@@ -12,7 +12,8 @@
 #include "fuzz.h"
 #include "jws.h"
 
-static void check_jws(const uint8_t *data, size_t len)
+static void
+check_jws(const uint8_t *data, size_t len)
 {
 	vep_jws *j = NULL;
 
@@ -34,7 +35,8 @@ static void check_jws(const uint8_t *data, size_t len)
 	vep_jws_free(j);
 }
 
-static void check_b64url(const uint8_t *data, size_t len)
+static void
+check_b64url(const uint8_t *data, size_t len)
 {
 	uint8_t *dec = NULL, *dec2 = NULL;
 	size_t n = 0, n2 = 0;
@@ -54,7 +56,8 @@ static void check_b64url(const uint8_t *data, size_t len)
 	free(e);
 }
 
-int fuzz_main(const uint8_t *data, size_t len)
+int
+fuzz_main(const uint8_t *data, size_t len)
 {
 	check_jws(data, len);
 	check_b64url(data, len);

@@ -16,7 +16,8 @@
 #include "key.h"
 
 /* A number member of the canonical JSON as a new BIGNUM. */
-static BIGNUM *member_bn(const json_t *o, const char *name, int hex)
+static BIGNUM *
+member_bn(const json_t *o, const char *name, int hex)
 {
 	const char *s = json_string_value(json_object_get(o, name));
 	BIGNUM *bn = NULL;
@@ -26,7 +27,8 @@ static BIGNUM *member_bn(const json_t *o, const char *name, int hex)
 	return bn;
 }
 
-static void check_policy(const vep_key *k)
+static void
+check_policy(const vep_key *k)
 {
 	json_t *o = vep_key_to_json(k);
 	const char *alg;
@@ -55,7 +57,8 @@ static void check_policy(const vep_key *k)
 	json_decref(o);
 }
 
-int fuzz_main(const uint8_t *data, size_t len)
+int
+fuzz_main(const uint8_t *data, size_t len)
 {
 	vep_key *k = NULL, *k2 = NULL;
 	char *t = NULL, *t2 = NULL;

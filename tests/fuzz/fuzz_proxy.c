@@ -22,7 +22,8 @@ is_addr(const char *s)
 	return inet_pton(AF_INET, s, b) == 1 || inet_pton(AF_INET6, s, b) == 1;
 }
 
-int fuzz_main(const uint8_t *data, size_t len)
+int
+fuzz_main(const uint8_t *data, size_t len)
 {
 	static const char *const peers[] = { "127.0.0.1", "10.1.2.3", "::1", "192.0.2.7" };
 	const char *split = memchr(data, '\0', len);

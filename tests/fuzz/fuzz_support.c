@@ -12,7 +12,8 @@
 #include "fuzz.h"
 #include "support.h"
 
-static void check_rebuild(const struct vep_support *s)
+static void
+check_rebuild(const struct vep_support *s)
 {
 	char *doc = NULL;
 	struct vep_support *s2 = NULL;
@@ -46,7 +47,8 @@ static void check_rebuild(const struct vep_support *s)
 	free(doc);
 }
 
-int fuzz_main(const uint8_t *data, size_t len)
+int
+fuzz_main(const uint8_t *data, size_t len)
 {
 	struct vep_support *s = NULL;
 

@@ -22,7 +22,8 @@
 #define REPLAY_MAX_BYTES (1024 * 1024)
 
 /* Runs one file. Returns 0, or -1 when it cannot be read. */
-static int run_file(const char *path)
+static int
+run_file(const char *path)
 {
 	FILE *f = fopen(path, "rb");
 	uint8_t *buf = NULL;
@@ -53,12 +54,14 @@ out:
 	return ret;
 }
 
-static int skip_dots(const struct dirent *d)
+static int
+skip_dots(const struct dirent *d)
 {
 	return d->d_name[0] != '.';
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	long count = 0;
 	int failed = 0;

@@ -29,7 +29,8 @@
 
 static const char *root;
 
-static void put(const char *harness, const char *name, const char *text)
+static void
+put(const char *harness, const char *name, const char *text)
 {
 	char path[4096];
 	if (text == NULL) {
@@ -49,7 +50,8 @@ static void put(const char *harness, const char *name, const char *text)
 	}
 }
 
-static char *sign_json(const vep_key *k, const char *json)
+static char *
+sign_json(const vep_key *k, const char *json)
 {
 	json_error_t e;
 	json_t *p = json_loads(json, 0, &e);
@@ -60,20 +62,23 @@ static char *sign_json(const vep_key *k, const char *json)
 	return out;
 }
 
-static char *cert_for(const vep_key *dk, const vep_key *uk, const char *iss, const char *email)
+static char *
+cert_for(const vep_key *dk, const vep_key *uk, const char *iss, const char *email)
 {
 	struct vep_cert_params p = { iss, email, uk, T_IAT, T_EXP };
 	char *out = NULL;
 	return vep_cert_sign(dk, &p, &out) == 0 ? out : NULL;
 }
 
-static char *assertion_for(const vep_key *uk, const char *aud)
+static char *
+assertion_for(const vep_key *uk, const char *aud)
 {
 	char *out = NULL;
 	return vep_assertion_sign(uk, aud, T_IAT + 120000, &out) == 0 ? out : NULL;
 }
 
-static char *join(const char *a, const char *b)
+static char *
+join(const char *a, const char *b)
 {
 	char *out = malloc(strlen(a) + strlen(b) + 2);
 	sprintf(out, "%s~%s", a, b);
@@ -81,7 +86,8 @@ static char *join(const char *a, const char *b)
 }
 
 /* Replaces the first occurrence of from by to (new string). */
-static char *subst(const char *s, const char *from, const char *to)
+static char *
+subst(const char *s, const char *from, const char *to)
 {
 	const char *at = strstr(s, from);
 	if (at == NULL)
@@ -91,7 +97,8 @@ static char *subst(const char *s, const char *from, const char *to)
 	return out;
 }
 
-static void seed_email(void)
+static void
+seed_email(void)
 {
 	static const char *const seeds[][2] = {
 		{ "valid", "alice@example.com" },
@@ -116,7 +123,8 @@ static void seed_email(void)
 
 /* BIGNUM -> new string: decimal, or lowercase hex without a leading zero
  * (free()); NULL on failure. */
-static char *bn_text(const BIGNUM *bn, int hex)
+static char *
+bn_text(const BIGNUM *bn, int hex)
 {
 	char *s = hex ? BN_bn2hex(bn) : BN_bn2dec(bn), *out = NULL;
 	if (s == NULL)
@@ -134,7 +142,8 @@ static char *bn_text(const BIGNUM *bn, int hex)
 	return out;
 }
 
-static char *rsa_text(const BIGNUM *n, const BIGNUM *e)
+static char *
+rsa_text(const BIGNUM *n, const BIGNUM *e)
 {
 	char *ns = bn_text(n, 0), *es = bn_text(e, 0), *out = NULL;
 	json_t *o = ns && es ? json_pack("{s:s,s:s,s:s}", "algorithm", "RS", "n", ns, "e", es) : NULL;
@@ -146,7 +155,8 @@ static char *rsa_text(const BIGNUM *n, const BIGNUM *e)
 	return out;
 }
 
-static char *dsa_text(const BIGNUM *y, const BIGNUM *p, const BIGNUM *q, const BIGNUM *g)
+static char *
+dsa_text(const BIGNUM *y, const BIGNUM *p, const BIGNUM *q, const BIGNUM *g)
 {
 	char *ys = bn_text(y, 1), *ps = bn_text(p, 1), *qs = bn_text(q, 1), *gs = bn_text(g, 1);
 	char *out = NULL;
@@ -163,7 +173,8 @@ static char *dsa_text(const BIGNUM *y, const BIGNUM *p, const BIGNUM *q, const B
 }
 
 /* A number member of a key's canonical JSON as a new BIGNUM. */
-static BIGNUM *key_bn(const vep_key *k, const char *name, int hex)
+static BIGNUM *
+key_bn(const vep_key *k, const char *name, int hex)
 {
 	json_t *o = vep_key_to_json(k);
 	const char *s = o ? json_string_value(json_object_get(o, name)) : NULL;
@@ -176,7 +187,8 @@ static BIGNUM *key_bn(const vep_key *k, const char *name, int hex)
 
 /* Keys that anyone could sign with, each refused by the key policy (key.h):
  * one class each, near an honest key so the parser gets far. */
-static void seed_unsafe_keys(const vep_key *rsa2048, const vep_key *dsa1024,
+static void
+seed_unsafe_keys(const vep_key *rsa2048, const vep_key *dsa1024,
     const vep_key *dsa2048)
 {
 	BN_CTX *ctx = BN_CTX_new();
@@ -300,7 +312,8 @@ static void seed_unsafe_keys(const vep_key *rsa2048, const vep_key *dsa1024,
 	BN_CTX_free(ctx);
 }
 
-static void seed_keys(const vep_key *rsa2048, const vep_key *rsa1024, const vep_key *dsa1024,
+static void
+seed_keys(const vep_key *rsa2048, const vep_key *rsa1024, const vep_key *dsa1024,
     const vep_key *dsa2048)
 {
 	char *r2 = vep_key_to_json_text(rsa2048), *r1 = vep_key_to_json_text(rsa1024);
@@ -331,7 +344,8 @@ static void seed_keys(const vep_key *rsa2048, const vep_key *rsa1024, const vep_
 	free(d2);
 }
 
-static void seed_tokens(const vep_key *dk, const vep_key *uk_rsa, const vep_key *uk_dsa,
+static void
+seed_tokens(const vep_key *dk, const vep_key *uk_rsa, const vep_key *uk_dsa,
     const vep_key *uk_dsa256)
 {
 	char *c_rsa = cert_for(dk, uk_rsa, "example.com", "alice@example.com");
@@ -412,7 +426,8 @@ static void seed_tokens(const vep_key *dk, const vep_key *uk_rsa, const vep_key 
 	free(a_ds256);
 }
 
-static void seed_support(const vep_key *k1, const vep_key *k2, const vep_key *kd)
+static void
+seed_support(const vep_key *k1, const vep_key *k2, const vep_key *kd)
 {
 	const vep_key *keys[] = { k1, k2, kd };
 	char *doc = NULL, *v;
@@ -445,7 +460,8 @@ static void seed_support(const vep_key *k1, const vep_key *k2, const vep_key *kd
 }
 
 /* Mozilla's vectors: tokens for jws/cert/backed, keys for key_json. */
-static void seed_vectors(const char *path)
+static void
+seed_vectors(const char *path)
 {
 	json_error_t e;
 	json_t *v = json_load_file(path, 0, &e);
@@ -476,7 +492,8 @@ static void seed_vectors(const char *path)
 	json_decref(v);
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	vep_key *dk = NULL, *dk2 = NULL, *uk = NULL, *ud = NULL, *ud256 = NULL;
 

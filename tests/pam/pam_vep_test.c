@@ -28,7 +28,8 @@
 /* Largest expected password file, in bytes. */
 #define TEST_EXPECT_MAX_BYTES 8192
 
-static const char *opt(int argc, const char **argv, const char *key)
+static const char *
+opt(int argc, const char **argv, const char *key)
 {
 	size_t n = strlen(key);
 
@@ -38,7 +39,8 @@ static const char *opt(int argc, const char **argv, const char *key)
 	return NULL;
 }
 
-static int ask(pam_handle_t *pamh, char **answer)
+static int
+ask(pam_handle_t *pamh, char **answer)
 {
 	const struct pam_conv *conv = NULL;
 	struct pam_message m = { PAM_PROMPT_ECHO_OFF, "Password: " };
@@ -60,7 +62,8 @@ static int ask(pam_handle_t *pamh, char **answer)
 	return PAM_SUCCESS;
 }
 
-static int check_expect(pam_handle_t *pamh, const char *path)
+static int
+check_expect(pam_handle_t *pamh, const char *path)
 {
 	char *want, *got = NULL;
 	size_t n;
@@ -92,7 +95,8 @@ out:
 	return rc;
 }
 
-PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv)
+PAM_EXTERN int
+pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv)
 {
 	const char *v, *user = NULL;
 
@@ -120,13 +124,15 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
 	return PAM_AUTH_ERR;
 }
 
-PAM_EXTERN int pam_sm_setcred(pam_handle_t *pamh, int flags, int argc, const char **argv)
+PAM_EXTERN int
+pam_sm_setcred(pam_handle_t *pamh, int flags, int argc, const char **argv)
 {
 	(void)pamh; (void)flags; (void)argc; (void)argv;
 	return PAM_SUCCESS;
 }
 
-PAM_EXTERN int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const char **argv)
+PAM_EXTERN int
+pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const char **argv)
 {
 	(void)pamh; (void)flags; (void)argc; (void)argv;
 	return PAM_SUCCESS;

@@ -64,7 +64,8 @@ struct outcome {
 	int64_t at_ms;
 };
 
-static int64_t now_ms(void)
+static int64_t
+now_ms(void)
 {
 	struct timespec ts;
 
@@ -72,7 +73,8 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void on_result(const struct pam_client_result *r, void *arg)
+static void
+on_result(const struct pam_client_result *r, void *arg)
 {
 	struct outcome *o = arg;
 
@@ -81,7 +83,8 @@ static void on_result(const struct pam_client_result *r, void *arg)
 	o->at_ms = now_ms();
 }
 
-static void loop_until(struct outcome *const *os, size_t n, int64_t max_ms)
+static void
+loop_until(struct outcome *const *os, size_t n, int64_t max_ms)
 {
 	int64_t end = now_ms() + max_ms;
 	size_t i, done;
@@ -95,7 +98,8 @@ static void loop_until(struct outcome *const *os, size_t n, int64_t max_ms)
 	}
 }
 
-static void loop_for(int64_t ms)
+static void
+loop_for(int64_t ms)
 {
 	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
 
@@ -103,13 +107,15 @@ static void loop_for(int64_t ms)
 	event_base_dispatch(T.base);
 }
 
-static const char *file(const char *name)
+static const char *
+file(const char *name)
 {
 	snprintf(T.path, sizeof(T.path), "%s/%s", T.dir, name);
 	return T.path;
 }
 
-static int write_file(const char *name, const char *text, size_t n, mode_t mode)
+static int
+write_file(const char *name, const char *text, size_t n, mode_t mode)
 {
 	FILE *f = fopen(file(name), "wb");
 
@@ -122,7 +128,8 @@ static int write_file(const char *name, const char *text, size_t n, mode_t mode)
 	return chmod(file(name), mode);
 }
 
-static struct pam_client *client(const char *service, uint32_t deadline_ms,
+static struct pam_client *
+client(const char *service, uint32_t deadline_ms,
     uint32_t max_workers, uint32_t min_uid, char **env)
 {
 	struct pam_client_config c;
@@ -153,7 +160,8 @@ static struct pam_client *client(const char *service, uint32_t deadline_ms,
 
 /* pam_client_free, then what the key process does when the loop's channel
  * closes: the helper gets its grace period to end, and is reaped. */
-static void client_free(struct pam_client *pc)
+static void
+client_free(struct pam_client *pc)
 {
 	size_t i;
 
@@ -167,7 +175,8 @@ static void client_free(struct pam_client *pc)
 }
 
 /* One attempt, run to completion. Returns the outcome; *ms the time taken. */
-static int attempt(struct pam_client *pc, const char *user, const char *pw,
+static int
+attempt(struct pam_client *pc, const char *user, const char *pw,
     size_t pwlen, const char *rhost, struct outcome *o)
 {
 	struct outcome *list[1] = { o };
@@ -184,14 +193,16 @@ static int attempt(struct pam_client *pc, const char *user, const char *pw,
 	return (int)o->r.outcome;
 }
 
-static int auth(struct pam_client *pc, const char *user, const char *pw)
+static int
+auth(struct pam_client *pc, const char *user, const char *pw)
 {
 	struct outcome o;
 
 	return attempt(pc, user, pw, strlen(pw), "198.51.100.1", &o);
 }
 
-static int read_text(const char *name, char *buf, size_t n)
+static int
+read_text(const char *name, char *buf, size_t n)
 {
 	FILE *f = fopen(file(name), "r");
 	size_t got;
@@ -204,7 +215,8 @@ static int read_text(const char *name, char *buf, size_t n)
 	return 0;
 }
 
-static void test_basic(void)
+static void
+test_basic(void)
 {
 	struct pam_client *pc = client("vep-test", 5000, 4, 0, T.env_plain);
 	char seen[4096] = "";
@@ -229,7 +241,8 @@ static void test_basic(void)
 	client_free(pc);
 }
 
-static void test_argument_limits(void)
+static void
+test_argument_limits(void)
 {
 	struct pam_client *pc = client("vep-test", 5000, 4, 0, T.env_plain);
 	char *big = malloc(PAMP_PASSWORD_MAX_BYTES + 2);
@@ -290,7 +303,8 @@ static void test_argument_limits(void)
 	ASSERT_EQ(sp.pid, 0);
 }
 
-static void fill_password(char *p, size_t n)
+static void
+fill_password(char *p, size_t n)
 {
 	static const char pattern[] = "Correct Horse battery STAPLE ~!@#$%^&*()_+ ";
 	size_t i;
@@ -300,7 +314,8 @@ static void fill_password(char *p, size_t n)
 	p[n] = '\0';
 }
 
-static void test_long_passwords(void)
+static void
+test_long_passwords(void)
 {
 	struct pam_client *matrix = client("vep-test", 5000, 4, 0, T.env_plain);
 	struct pam_client *exact = client("vep-exact", 5000, 4, 0, T.env_plain);
@@ -324,7 +339,8 @@ static void test_long_passwords(void)
 	free(pw);
 }
 
-static void test_account_refused(void)
+static void
+test_account_refused(void)
 {
 	struct pam_client *pc = client("vep-acct", 5000, 4, 0, T.env_plain);
 
@@ -341,7 +357,8 @@ struct ticker {
 	int ticks;
 };
 
-static void tick(evutil_socket_t fd, short what, void *arg)
+static void
+tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct ticker *t = arg;
 	int64_t now = now_ms();
@@ -354,7 +371,8 @@ static void tick(evutil_socket_t fd, short what, void *arg)
 	t->ticks++;
 }
 
-static int proc_alive(pid_t pid)
+static int
+proc_alive(pid_t pid)
 {
 	char path[64], buf[256], *p;
 	FILE *f;
@@ -373,7 +391,8 @@ static int proc_alive(pid_t pid)
  * and a 50 ms timer in the same loop keeps its pace meanwhile. Also the
  * concurrency cap: a third attempt with both workers busy waits its turn
  * and runs once a killed worker's slot is free. */
-static void test_hang_timeout_and_queue(void)
+static void
+test_hang_timeout_and_queue(void)
 {
 	struct pam_client *pc = client("vep-test", 1000, 2, 0, T.env_plain);
 	struct ticker tk = { 0 };
@@ -431,7 +450,8 @@ static void test_hang_timeout_and_queue(void)
 	client_free(pc);
 }
 
-static void test_helper_killed(void)
+static void
+test_helper_killed(void)
 {
 	struct pam_client *pc = client("vep-test", 5000, 4, 0, T.env_plain);
 	struct outcome a;
@@ -469,7 +489,8 @@ static void test_helper_killed(void)
 	client_free(pc);
 }
 
-static void test_worker_crash(void)
+static void
+test_worker_crash(void)
 {
 	struct pam_client *pc = client("vep-test", 5000, 4, 0, T.env_plain);
 	pid_t helper;
@@ -482,7 +503,8 @@ static void test_worker_crash(void)
 	client_free(pc);
 }
 
-static void test_cancel(void)
+static void
+test_cancel(void)
 {
 	struct pam_client *pc = client("vep-test", 5000, 4, 0, T.env_plain);
 	struct outcome a = { 0 };
@@ -502,7 +524,8 @@ static void test_cancel(void)
  * the request it holds TIMEOUT after deadline + slack; the ones waiting
  * behind it get TIMEOUT after deadline of waiting; beyond max_workers *
  * PAM_CLIENT_PENDING_PER_WORKER waiting the loop says BUSY at once. */
-static void test_backstop_and_pending_cap(void)
+static void
+test_backstop_and_pending_cap(void)
 {
 	struct pam_client *pc = client("vep-test", 500, 1, 0, T.env_plain);
 	struct outcome o[PAM_CLIENT_PENDING_PER_WORKER + 2];
@@ -553,7 +576,8 @@ static void test_backstop_and_pending_cap(void)
 
 /* Position of name in the order the PAM stack saw users (seen_users, one
  * per line), or -1 when PAM never saw it. */
-static int seen_at(const char *name)
+static int
+seen_at(const char *name)
 {
 	static char seen[16384];
 	char *line, *save = NULL;
@@ -570,7 +594,8 @@ static int seen_at(const char *name)
 /* pam_workers' promise: with 2 workers busy, 8 more wait their turn (4 per
  * worker) and are all answered by PAM, first come first served, 2 at a
  * time; the 11th and 12th get BUSY at once and never reach PAM. */
-static void test_queue_fifo_and_cap(void)
+static void
+test_queue_fifo_and_cap(void)
 {
 	enum { WORKERS = 2, TAKEN = WORKERS * (1 + PAM_CLIENT_PENDING_PER_WORKER), N = TAKEN + 2 };
 	struct pam_client *pc = client("vep-slow", 8000, WORKERS, 0, T.env_plain);
@@ -624,7 +649,8 @@ static void test_queue_fifo_and_cap(void)
 /* Cancelling a waiting request: it leaves the queue and never reaches PAM;
  * the next one moves up. Cancelling the running one: its worker keeps the
  * slot until it is done, so the next waits for it. */
-static void test_queue_cancel(void)
+static void
+test_queue_cancel(void)
 {
 	struct pam_client *pc = client("vep-slow", 8000, 1, 0, T.env_plain);
 	struct outcome o[4], *list[4];
@@ -668,7 +694,8 @@ static void test_queue_cancel(void)
 
 /* The helper dies with one attempt running and two waiting: the running
  * one fails (ERROR), the waiting ones are sent, in order, to the next. */
-static void test_queue_helper_death(void)
+static void
+test_queue_helper_death(void)
 {
 	struct pam_client *pc = client("vep-slow", 8000, 1, 0, T.env_plain);
 	struct outcome o[3], *list[3];
@@ -699,7 +726,8 @@ static void test_queue_helper_death(void)
 	client_free(pc);
 }
 
-static void test_min_uid(void)
+static void
+test_min_uid(void)
 {
 	struct pam_client *strict = client("vep-test", 5000, 4, 1000, T.env_nss);
 	struct pam_client *open = client("vep-test", 5000, 4, 0, T.env_nss);
@@ -718,7 +746,8 @@ static void test_min_uid(void)
 	client_free(open);
 }
 
-static void test_fail_delay_captured(void)
+static void
+test_fail_delay_captured(void)
 {
 	struct pam_client *pc = client("vep-delay", 5000, 4, 0, T.env_plain);
 	struct outcome o;
@@ -736,7 +765,8 @@ static void test_fail_delay_captured(void)
 	client_free(pc);
 }
 
-static void test_conversation_rules(void)
+static void
+test_conversation_rules(void)
 {
 	struct pam_client *flood = client("vep-chatty", 5000, 4, 0, T.env_plain);
 	struct pam_client *chat = client("vep-chatty-ok", 5000, 4, 0, T.env_plain);
@@ -758,7 +788,8 @@ static void test_conversation_rules(void)
 	client_free(rewrite);
 }
 
-static int setup_files(void)
+static int
+setup_files(void)
 {
 	char pw1024[1025], buf[2048], *p4000;
 	const char *m = WRAPPER_MODULES "/pam_matrix.so";
@@ -837,7 +868,8 @@ static int setup_files(void)
 }
 
 /* a + b + c as a new string. */
-static char *join(const char *a, const char *b, const char *c)
+static char *
+join(const char *a, const char *b, const char *c)
 {
 	size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
 	char *s = malloc(n);
@@ -847,7 +879,8 @@ static char *join(const char *a, const char *b, const char *c)
 	return s;
 }
 
-static void setup_env(void)
+static void
+setup_env(void)
 {
 	const char *asan = getenv("ASAN_OPTIONS");
 	int i = 0, j = 0;
@@ -879,7 +912,8 @@ static void setup_env(void)
 	T.env_nss[j] = NULL;
 }
 
-static void cleanup(void)
+static void
+cleanup(void)
 {
 	static const char *const names[] = {
 		"expect.pw", "passdb", "hook.sh", "vep-test", "vep-acct", "vep-slow", "vep-delay",
@@ -897,7 +931,8 @@ static void cleanup(void)
 		free(T.env_nss[i]);
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	struct rlimit nocore = { 0, 0 };
 	int rc;

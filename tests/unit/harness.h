@@ -45,7 +45,8 @@ static const char *harness_current = "";
 #define RUN(fn) do { harness_current = #fn; int before_ = harness_failed; fn(); \
 	if (harness_failed == before_) fprintf(stderr, "ok   %s\n", #fn); } while (0)
 
-static inline int harness_done(void)
+static inline int
+harness_done(void)
 {
 	printf("%d checks, %d failed\n", harness_checks, harness_failed);
 	return harness_failed ? 1 : 0;

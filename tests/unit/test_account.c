@@ -79,7 +79,8 @@ map(const struct account_map *m, const char *local, char *out)
 	return account_map_user(m, local, out, ACCOUNT_USER_MAX + 1);
 }
 
-static void test_default_rule(void)
+static void
+test_default_rule(void)
 {
 	struct account_map *m = NULL;
 	char out[ACCOUNT_USER_MAX + 1], err[256];
@@ -101,7 +102,8 @@ static void test_default_rule(void)
 	account_map_free(m);
 }
 
-static void test_suffix(void)
+static void
+test_suffix(void)
 {
 	struct account_map *m = NULL;
 	char out[ACCOUNT_USER_MAX + 1], err[256];
@@ -129,7 +131,8 @@ static void test_suffix(void)
 	ASSERT_TRUE(m == NULL);
 }
 
-static void test_aliases(void)
+static void
+test_aliases(void)
 {
 	struct account_map *m = NULL;
 	char out[ACCOUNT_USER_MAX + 1], err[256];
@@ -161,7 +164,8 @@ static void test_aliases(void)
 	account_map_free(m);
 }
 
-static void test_comments_blank_crlf(void)
+static void
+test_comments_blank_crlf(void)
 {
 	struct account_map *m = NULL;
 	char out[ACCOUNT_USER_MAX + 1], err[256];
@@ -195,7 +199,8 @@ static void test_comments_blank_crlf(void)
 	account_map_free(m);
 }
 
-static void test_root_refused(void)
+static void
+test_root_refused(void)
 {
 	struct account_map *m = NULL;
 	char out[ACCOUNT_USER_MAX + 1], err[256], path[PATH_LEN];
@@ -251,7 +256,8 @@ static void test_root_refused(void)
 	account_map_free(m);
 }
 
-static void test_unsafe_names(void)
+static void
+test_unsafe_names(void)
 {
 	static const char *const bad[] = {
 		"", "-alice", "-", "a/b", "../etc", "a:b", "a b", "a\tb", "a\nb",
@@ -289,7 +295,8 @@ static void test_unsafe_names(void)
 	ASSERT_TRUE(m == NULL);
 }
 
-static void test_too_long(void)
+static void
+test_too_long(void)
 {
 	struct account_map *m = NULL;
 	char out[ACCOUNT_USER_MAX + 2], err[256], name[ACCOUNT_USER_MAX + 2];
@@ -357,7 +364,8 @@ static void test_too_long(void)
 	ASSERT_TRUE(strstr(err, ":1: ") != NULL);
 }
 
-static void test_duplicate(void)
+static void
+test_duplicate(void)
 {
 	struct account_map *m = NULL;
 	char err[256], path[PATH_LEN], want[PATH_LEN + 8];
@@ -380,7 +388,8 @@ static void test_duplicate(void)
 	account_map_free(m);
 }
 
-static void test_bad_lines(void)
+static void
+test_bad_lines(void)
 {
 	static const struct {
 		const char *text;
@@ -445,7 +454,8 @@ static void test_bad_lines(void)
 	ASSERT_TRUE(m == NULL);
 }
 
-static void test_file_refused(void)
+static void
+test_file_refused(void)
 {
 	struct account_map *m = NULL;
 	char err[256], path[PATH_LEN];
@@ -526,7 +536,8 @@ now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void test_large_table(void)
+static void
+test_large_table(void)
 {
 	const size_t n = 50000;
 	struct account_map *m = NULL;
@@ -566,7 +577,8 @@ static void test_large_table(void)
 	account_map_free(m);
 }
 
-static void test_entry_cap(void)
+static void
+test_entry_cap(void)
 {
 	struct account_map *m = NULL;
 	char err[256], path[PATH_LEN];
@@ -618,7 +630,8 @@ cleanup(void)
 	rmdir(tmpdir);
 }
 
-int main(void)
+int
+main(void)
 {
 	const char *base = getenv("TMPDIR");
 

@@ -27,7 +27,8 @@
 
 static vep_key *domain_key, *other_domain_key, *user_key, *other_user_key, *dsa_user;
 
-static char *make_cert(const vep_key *pub, int64_t iat, int64_t exp)
+static char *
+make_cert(const vep_key *pub, int64_t iat, int64_t exp)
 {
 	struct vep_cert_params p = {
 		.issuer = ISS, .email = "alice@example.com", .pubkey = pub,
@@ -37,7 +38,8 @@ static char *make_cert(const vep_key *pub, int64_t iat, int64_t exp)
 	return vep_cert_sign(domain_key, &p, &out) == 0 ? out : NULL;
 }
 
-static char *sign_text(const vep_key *k, const char *json)
+static char *
+sign_text(const vep_key *k, const char *json)
 {
 	json_error_t e;
 	json_t *p = json_loads(json, 0, &e);
@@ -49,7 +51,8 @@ static char *sign_text(const vep_key *k, const char *json)
 }
 
 /* Builds cert~assertion with the given pieces; NULL pieces get defaults. */
-static char *backed(const char *cert, const char *assertion)
+static char *
+backed(const char *cert, const char *assertion)
 {
 	char *c = cert ? strdup(cert) : make_cert(user_key, T_IAT, T_CERT_EXP);
 	char *a = NULL, *out = NULL;
@@ -64,7 +67,8 @@ static char *backed(const char *cert, const char *assertion)
 	return out;
 }
 
-static int verify_text(const char *text, const char *aud, const char *iss,
+static int
+verify_text(const char *text, const char *aud, const char *iss,
     const vep_key *dk, int64_t now)
 {
 	vep_backed *b = NULL;
@@ -77,7 +81,8 @@ static int verify_text(const char *text, const char *aud, const char *iss,
 	return r;
 }
 
-static void test_assertion_sign_payload(void)
+static void
+test_assertion_sign_payload(void)
 {
 	char *a = NULL;
 	ASSERT_EQ(vep_assertion_sign(user_key, AUD, T_ASSERT_EXP, &a), 0);
@@ -110,7 +115,8 @@ static void test_assertion_sign_payload(void)
 	vep_key_free(pub);
 }
 
-static void test_join(void)
+static void
+test_join(void)
 {
 	char *out = (char *)1;
 	ASSERT_EQ(vep_backed_join("a.b.c", "d.e.f", &out), 0);
@@ -136,7 +142,8 @@ static void test_join(void)
 	free(big);
 }
 
-static void test_parse_and_verify(void)
+static void
+test_parse_and_verify(void)
 {
 	char *t = backed(NULL, NULL);
 	vep_backed *b = NULL;
@@ -173,7 +180,8 @@ static void test_parse_and_verify(void)
 	free(t);
 }
 
-static void test_cert_expired_before_assertion(void)
+static void
+test_cert_expired_before_assertion(void)
 {
 	char *c = make_cert(user_key, T_IAT, T_IAT + 500);
 	char *t = backed(c, NULL);
@@ -183,7 +191,8 @@ static void test_cert_expired_before_assertion(void)
 	free(c);
 }
 
-static void test_assertion_iat(void)
+static void
+test_assertion_iat(void)
 {
 	char pl[256];
 	snprintf(pl, sizeof pl, "{\"aud\":\"%s\",\"exp\":%lld,\"iat\":%lld}", AUD,
@@ -200,7 +209,8 @@ static void test_assertion_iat(void)
 	free(a);
 }
 
-static void test_wrong_user_key(void)
+static void
+test_wrong_user_key(void)
 {
 	/* Assertion signed by another key of the same algorithm. */
 	char *a = NULL;
@@ -225,7 +235,8 @@ static void test_wrong_user_key(void)
 	free(c);
 }
 
-static char *swap_middle(const char *jws, const char *from, const char *to)
+static char *
+swap_middle(const char *jws, const char *from, const char *to)
 {
 	const char *d1 = strchr(jws, '.'), *d2 = strchr(d1 + 1, '.');
 	uint8_t *pl = NULL;
@@ -248,7 +259,8 @@ static char *swap_middle(const char *jws, const char *from, const char *to)
 	return out;
 }
 
-static void test_tampered(void)
+static void
+test_tampered(void)
 {
 	char *a = NULL;
 	ASSERT_EQ(vep_assertion_sign(user_key, AUD, T_ASSERT_EXP, &a), 0);
@@ -282,7 +294,8 @@ static void test_tampered(void)
 	free(a);
 }
 
-static void test_parse_shapes(void)
+static void
+test_parse_shapes(void)
 {
 	vep_backed *b = (vep_backed *)1;
 	ASSERT_EQ(vep_backed_parse("abc", 3, &b), VEP_ERR_INVALID);
@@ -345,7 +358,8 @@ static void test_parse_shapes(void)
 	free(a);
 }
 
-static void test_audience_match(void)
+static void
+test_audience_match(void)
 {
 	static const struct { const char *a, *b; int match; } cases[] = {
 		{ "https://rp.example", "https://rp.example", 1 },
@@ -420,7 +434,8 @@ static void test_audience_match(void)
 /* 1 when OpenSSL itself, given the DSA key (p, q, g, y) directly, accepts
  * r = s = 1 as a DS128 (SHA-1) signature of msg: shows that the forgery
  * below is real, whatever libvep does with the key. */
-static int ossl_accepts_r1s1(const BIGNUM *p, const BIGNUM *q, const BIGNUM *y,
+static int
+ossl_accepts_r1s1(const BIGNUM *p, const BIGNUM *q, const BIGNUM *y,
     const char *msg)
 {
 	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
@@ -470,7 +485,8 @@ out:
  * private key. A certificate for it, signed by the real domain key, and
  * such an assertion for https://victim-rp.example are refused: the
  * certificate's key is unsafe. */
-static void test_forged_dsa_key_refused(void)
+static void
+test_forged_dsa_key_refused(void)
 {
 	static const char victim_rp[] = "https://victim-rp.example";
 	BIGNUM *p = BN_new(), *q = BN_new(), *y = BN_new();
@@ -547,7 +563,8 @@ static void test_forged_dsa_key_refused(void)
 	BN_free(y);
 }
 
-int main(void)
+int
+main(void)
 {
 	if (vep_key_generate_rsa(2048, &domain_key) != 0 ||
 	    vep_key_generate_rsa(2048, &other_domain_key) != 0 ||

@@ -19,7 +19,8 @@
 static vep_key *domain_key, *other_domain_key, *user_key, *dsa_key;
 
 /* Signs an arbitrary payload (JSON text) with k. */
-static char *sign_text(const vep_key *k, const char *json)
+static char *
+sign_text(const vep_key *k, const char *json)
 {
 	json_error_t e;
 	json_t *p = json_loads(json, JSON_ALLOW_NUL, &e);
@@ -34,7 +35,8 @@ static char *sign_text(const vep_key *k, const char *json)
 	return out;
 }
 
-static char *issue(const char *issuer, const char *email, int64_t iat, int64_t exp)
+static char *
+issue(const char *issuer, const char *email, int64_t iat, int64_t exp)
 {
 	struct vep_cert_params p = {
 		.issuer = issuer, .email = email, .pubkey = user_key,
@@ -47,7 +49,8 @@ static char *issue(const char *issuer, const char *email, int64_t iat, int64_t e
 }
 
 /* Decodes part idx (0 header, 1 payload) of a JWS. */
-static char *part(const char *jws, int idx)
+static char *
+part(const char *jws, int idx)
 {
 	const char *s = jws;
 	for (int i = 0; i < idx; i++)
@@ -60,7 +63,8 @@ static char *part(const char *jws, int idx)
 	return (char *)out;
 }
 
-static void test_sign_exact_payload(void)
+static void
+test_sign_exact_payload(void)
 {
 	char *c = issue("example.com", "Alice@example.com", T_IAT, T_EXP);
 	ASSERT_TRUE(c != NULL);
@@ -79,7 +83,8 @@ static void test_sign_exact_payload(void)
 	free(c);
 }
 
-static void test_sign_parse_verify(void)
+static void
+test_sign_parse_verify(void)
 {
 	char *t = issue("example.com", "alice@example.com", T_IAT, T_EXP);
 	vep_cert *c = NULL;
@@ -116,7 +121,8 @@ static void test_sign_parse_verify(void)
 	free(t);
 }
 
-static void test_sign_refusals(void)
+static void
+test_sign_refusals(void)
 {
 	struct vep_cert_params p = {
 		.issuer = "example.com", .email = "alice@example.com", .pubkey = user_key,
@@ -175,7 +181,8 @@ static void test_sign_refusals(void)
 }
 
 /* Payload variants around a valid one: {PK} is replaced by the user key. */
-static int parse_payload(const char *tmpl)
+static int
+parse_payload(const char *tmpl)
 {
 	char *kj = vep_key_to_json_text(user_key);
 	char buf[8192];
@@ -197,7 +204,8 @@ static int parse_payload(const char *tmpl)
 	return r;
 }
 
-static void test_parse_shapes(void)
+static void
+test_parse_shapes(void)
 {
 	/* Accepted: Mozilla's member order, no iat, unknown members, host forms. */
 	ASSERT_EQ(parse_payload("{\"public-key\":{PK},\"principal\":{\"email\":\"a@b.co\"},"
@@ -247,7 +255,8 @@ static void test_parse_shapes(void)
 	    "{\"algorithm\":\"EC\"},\"principal\":{\"email\":\"a@b.co\"}}") < 0);
 }
 
-static void test_parse_malformed_text(void)
+static void
+test_parse_malformed_text(void)
 {
 	vep_cert *c = (vep_cert *)1;
 	static const char *const bad[] = {
@@ -272,7 +281,8 @@ static void test_parse_malformed_text(void)
 }
 
 /* Replaces the payload of a signed certificate, keeping the signature. */
-static char *swap_payload(const char *jws, const char *from, const char *to)
+static char *
+swap_payload(const char *jws, const char *from, const char *to)
 {
 	char *pl = part(jws, 1);
 	char *at = strstr(pl, from);
@@ -291,7 +301,8 @@ static char *swap_payload(const char *jws, const char *from, const char *to)
 
 /* A certificate is only as good as the key it certifies: one for a key
  * anyone can sign with is refused when parsed, whoever signed it. */
-static void test_unsafe_user_key(void)
+static void
+test_unsafe_user_key(void)
 {
 	json_t *uk = vep_key_to_json(user_key), *dk = vep_key_to_json(dsa_key);
 	char *n = NULL, *q = NULL, *pl = NULL, *c = NULL;
@@ -351,7 +362,8 @@ static void test_unsafe_user_key(void)
 	json_decref(dk);
 }
 
-static void test_tampered(void)
+static void
+test_tampered(void)
 {
 	char *t = issue("example.com", "alice@example.com", T_IAT, T_EXP);
 	const vep_key *keys[] = { domain_key };
@@ -387,7 +399,8 @@ static void test_tampered(void)
 	free(t);
 }
 
-int main(void)
+int
+main(void)
 {
 	if (vep_key_generate_rsa(2048, &domain_key) != 0 ||
 	    vep_key_generate_rsa(2048, &other_domain_key) != 0 ||

@@ -9,7 +9,8 @@
 #include "err.h"
 #include "harness.h"
 
-static int norm_ok(const char *s)
+static int
+norm_ok(const char *s)
 {
 	char *out = NULL;
 	int r = vep_email_normalize(s, strlen(s), &out);
@@ -17,7 +18,8 @@ static int norm_ok(const char *s)
 	return r == 0;
 }
 
-static void test_valid_addresses(void)
+static void
+test_valid_addresses(void)
 {
 	static const char *const ok[] = {
 		"alice@example.com", "a@b.co", "first.last@example.com",
@@ -31,7 +33,8 @@ static void test_valid_addresses(void)
 	}
 }
 
-static void test_invalid_addresses(void)
+static void
+test_invalid_addresses(void)
 {
 	static const char *const bad[] = {
 		"", "@", "alice", "alice@", "@example.com", "alice@@example.com",
@@ -52,7 +55,8 @@ static void test_invalid_addresses(void)
 	}
 }
 
-static void test_nul_byte(void)
+static void
+test_nul_byte(void)
 {
 	char *out = (char *)1;
 	ASSERT_EQ(vep_email_normalize("alice@example.com\0x", 19, &out), VEP_ERR_EMAIL);
@@ -62,7 +66,8 @@ static void test_nul_byte(void)
 	ASSERT_EQ(vep_email_normalize("a@b.co", 6, NULL), VEP_ERR_ARG);
 }
 
-static void test_normalize_lowercases_domain_only(void)
+static void
+test_normalize_lowercases_domain_only(void)
 {
 	char *out = NULL;
 	const char *in = "Alice.Smith@EXAMPLE.Com";
@@ -75,7 +80,8 @@ static void test_normalize_lowercases_domain_only(void)
 	free(out);
 }
 
-static void test_limits(void)
+static void
+test_limits(void)
 {
 	char buf[400];
 	/* Local part: 64 accepted, 65 refused. */
@@ -127,7 +133,8 @@ static void test_limits(void)
 	ASSERT_TRUE(!norm_ok(addr));
 }
 
-static void test_split(void)
+static void
+test_split(void)
 {
 	char *l = (char *)1, *d = (char *)1;
 	ASSERT_EQ(vep_email_split("alice@example.com", &l, &d), 0);
@@ -142,7 +149,8 @@ static void test_split(void)
 	ASSERT_EQ(vep_email_split("a@b.co", NULL, &d), VEP_ERR_ARG);
 }
 
-static void test_domain(void)
+static void
+test_domain(void)
 {
 	ASSERT_TRUE(vep_domain_valid("example.com"));
 	ASSERT_TRUE(vep_domain_valid("EXAMPLE.COM"));
@@ -161,7 +169,8 @@ static void test_domain(void)
 	vep_domain_lower(NULL);
 }
 
-static void test_host(void)
+static void
+test_host(void)
 {
 	static const char *const ok[] = {
 		"example.com", "example.com:8443", "localhost", "localhost:10001",
@@ -187,7 +196,8 @@ static void test_host(void)
 	ASSERT_TRUE(!vep_host_valid(NULL));
 }
 
-int main(void)
+int
+main(void)
 {
 	RUN(test_valid_addresses);
 	RUN(test_invalid_addresses);

@@ -8,7 +8,8 @@
 #include "harness.h"
 #include "auth/faildelay.h"
 
-static void test_bounds_and_stability(void)
+static void
+test_bounds_and_stability(void)
 {
 	struct faildelay *fd = NULL;
 	uint32_t first = 0, t;
@@ -34,7 +35,8 @@ static void test_bounds_and_stability(void)
 	faildelay_free(fd);
 }
 
-static void test_pam_delay(void)
+static void
+test_pam_delay(void)
 {
 	struct faildelay *fd = NULL;
 	uint32_t base;
@@ -51,7 +53,8 @@ static void test_pam_delay(void)
 	faildelay_free(fd);
 }
 
-static void test_remaining(void)
+static void
+test_remaining(void)
 {
 	struct faildelay *fd = NULL;
 	uint32_t t;
@@ -66,7 +69,8 @@ static void test_remaining(void)
 	faildelay_free(NULL);
 }
 
-static void test_secret_per_instance(void)
+static void
+test_secret_per_instance(void)
 {
 	struct faildelay *a = NULL, *b = NULL;
 	char user[32];
@@ -83,7 +87,8 @@ static void test_secret_per_instance(void)
 	faildelay_free(b);
 }
 
-int main(void)
+int
+main(void)
 {
 	RUN(test_bounds_and_stability);
 	RUN(test_pam_delay);

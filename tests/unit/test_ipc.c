@@ -13,7 +13,8 @@
 #include "err.h"
 #include "ipc/ipc.h"
 
-static struct ipc_msg *sample(void)
+static struct ipc_msg *
+sample(void)
 {
 	static const uint8_t secret[] = { 'p', ' ', 'W', 0xff, 'x' };
 	struct ipc_msg *m = ipc_msg_new(7);
@@ -29,7 +30,8 @@ static struct ipc_msg *sample(void)
 	return m;
 }
 
-static void test_round_trip(void)
+static void
+test_round_trip(void)
 {
 	struct ipc_buf b = { 0 };
 	struct ipc_msg *m = sample(), *got = NULL;
@@ -67,7 +69,8 @@ static void test_round_trip(void)
 	ipc_buf_clear(&b);
 }
 
-static void test_partial_and_back_to_back(void)
+static void
+test_partial_and_back_to_back(void)
 {
 	struct ipc_buf whole = { 0 }, b = { 0 };
 	struct ipc_msg *m = sample(), *got = NULL;
@@ -94,7 +97,8 @@ static void test_partial_and_back_to_back(void)
 	ipc_buf_clear(&b);
 }
 
-static void test_send_caps(void)
+static void
+test_send_caps(void)
 {
 	struct ipc_msg *m = ipc_msg_new(1);
 	uint8_t *big = calloc(1, IPC_FRAME_MAX_BYTES + 1);
@@ -122,7 +126,8 @@ static void test_send_caps(void)
 /* A channel's own cap (the key process's is larger than the PAM
  * channels'): kept when sending and receiving; a field stays under 64 KiB
  * whatever the cap. */
-static void test_own_cap(void)
+static void
+test_own_cap(void)
 {
 	const size_t cap = 3 * IPC_FRAME_MAX_BYTES;
 	struct ipc_buf b = { 0 };
@@ -152,7 +157,8 @@ static void test_own_cap(void)
 	free(big);
 }
 
-static int take_raw(const uint8_t *raw, size_t n)
+static int
+take_raw(const uint8_t *raw, size_t n)
 {
 	struct ipc_buf b = { 0 };
 	struct ipc_msg *m = NULL;
@@ -168,7 +174,8 @@ static int take_raw(const uint8_t *raw, size_t n)
 	return rc;
 }
 
-static void test_receive_caps_and_malformed(void)
+static void
+test_receive_caps_and_malformed(void)
 {
 	/* Length prefix one over the cap: refused before any body arrives. */
 	const uint32_t over = IPC_FRAME_MAX_BYTES + 1;
@@ -221,7 +228,8 @@ static void test_receive_caps_and_malformed(void)
 	ipc_msg_free(m);
 }
 
-static void test_consume_wipes(void)
+static void
+test_consume_wipes(void)
 {
 	struct ipc_buf b = { 0 };
 	size_t i;
@@ -242,7 +250,8 @@ static void test_consume_wipes(void)
 	ipc_msg_free(NULL);
 }
 
-static void test_fd_io(void)
+static void
+test_fd_io(void)
 {
 	struct ipc_buf out = { 0 }, in = { 0 };
 	struct ipc_msg *m = sample(), *got = NULL;
@@ -281,7 +290,8 @@ static void test_fd_io(void)
 	free(junk);
 }
 
-int main(void)
+int
+main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	RUN(test_round_trip);

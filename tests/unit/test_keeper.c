@@ -439,7 +439,8 @@ test_keep_caps(void)
 	ASSERT_EQ(WEXITSTATUS(st), 0);
 }
 
-int main(void)
+int
+main(void)
 {
 	FILE *f;
 

@@ -141,7 +141,8 @@ test_walk(void)
 	proxy_list_free(l);
 }
 
-int main(void)
+int
+main(void)
 {
 	RUN(test_syntax);
 	RUN(test_cap);

@@ -13,13 +13,15 @@
 
 static vep_key *k1, *k2, *k3;
 
-static int parse(const char *text, struct vep_support **s)
+static int
+parse(const char *text, struct vep_support **s)
 {
 	return vep_support_parse(text, strlen(text), s);
 }
 
 /* Replaces every {K1} {K2} {K3} in tmpl by the keys' JSON. */
-static char *expand(const char *tmpl)
+static char *
+expand(const char *tmpl)
 {
 	char *kj[3] = {
 		vep_key_to_json_text(k1), vep_key_to_json_text(k2),
@@ -43,7 +45,8 @@ static char *expand(const char *tmpl)
 	return out;
 }
 
-static void test_build_exact(void)
+static void
+test_build_exact(void)
 {
 	const vep_key *keys[] = { k1, k2 };
 	char *out = NULL;
@@ -69,7 +72,8 @@ static void test_build_exact(void)
 	free(out);
 }
 
-static void test_build_refusals(void)
+static void
+test_build_refusals(void)
 {
 	const vep_key *keys[VEP_SUPPORT_MAX_KEYS + 1];
 	for (size_t i = 0; i <= VEP_SUPPORT_MAX_KEYS; i++)
@@ -94,7 +98,8 @@ static void test_build_refusals(void)
 	ASSERT_EQ(vep_support_build_disabled(NULL), VEP_ERR_ARG);
 }
 
-static void test_parse_primary(void)
+static void
+test_parse_primary(void)
 {
 	const vep_key *keys[] = { k1, k2 };
 	char *doc = NULL;
@@ -141,7 +146,8 @@ static void test_parse_primary(void)
 }
 
 /* A document whose "keys" lists n copies of K2 after K1... then K3. */
-static char *keys_doc(int n)
+static char *
+keys_doc(int n)
 {
 	char tmpl[1024] = "{\"public-key\":{K1},\"keys\":[";
 	for (int i = 0; i < n; i++)
@@ -150,7 +156,8 @@ static char *keys_doc(int n)
 	return expand(tmpl);
 }
 
-static void test_parse_keys_limit(void)
+static void
+test_parse_keys_limit(void)
 {
 	struct vep_support *s = NULL;
 	char *t = keys_doc(VEP_SUPPORT_MAX_KEYS);
@@ -164,7 +171,8 @@ static void test_parse_keys_limit(void)
 	free(t);
 }
 
-static void test_parse_other_forms(void)
+static void
+test_parse_other_forms(void)
 {
 	struct vep_support *s = NULL;
 	ASSERT_EQ(parse("{\"disabled\":true}", &s), 0);
@@ -187,7 +195,8 @@ static void test_parse_other_forms(void)
 	vep_support_free(s);
 }
 
-static void test_parse_malformed(void)
+static void
+test_parse_malformed(void)
 {
 	static const char *const invalid[] = {
 		"[]", "\"x\"", "{", "{}", "{\"disabled\":\"true\"}", "{\"disabled\":1}",
@@ -234,7 +243,8 @@ static void test_parse_malformed(void)
 	free(big);
 }
 
-int main(void)
+int
+main(void)
 {
 	if (vep_key_generate_rsa(2048, &k1) != 0 || vep_key_generate_rsa(1024, &k2) != 0 ||
 	    vep_key_generate_rsa(1024, &k3) != 0) {

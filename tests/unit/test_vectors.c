@@ -18,7 +18,8 @@
 
 static json_t *vectors;
 
-static vep_key *key_of(const json_t *obj)
+static vep_key *
+key_of(const json_t *obj)
 {
 	vep_key *k = NULL;
 	if (vep_key_from_json(obj, &k) != 0)
@@ -26,12 +27,14 @@ static vep_key *key_of(const json_t *obj)
 	return k;
 }
 
-static const char *str_of(const json_t *o, const char *name)
+static const char *
+str_of(const json_t *o, const char *name)
 {
 	return json_string_value(json_object_get(o, name));
 }
 
-static int64_t ms_of(const json_t *o, const char *name)
+static int64_t
+ms_of(const json_t *o, const char *name)
 {
 	return (int64_t)json_integer_value(json_object_get(o, name));
 }
@@ -39,7 +42,8 @@ static int64_t ms_of(const json_t *o, const char *name)
 /* Changes one character at pos_in_part of part (1 payload, 2 signature),
  * keeping it in the base64url alphabet where possible. The result must be
  * refused, either by the parser or by the signature check. New string. */
-static char *tamper(const char *token, size_t pos_in_part, int part)
+static char *
+tamper(const char *token, size_t pos_in_part, int part)
 {
 	char *t = strdup(token);
 	char *p = t;
@@ -52,7 +56,8 @@ static char *tamper(const char *token, size_t pos_in_part, int part)
 	return t;
 }
 
-static void test_certs(void)
+static void
+test_certs(void)
 {
 	const json_t *arr = json_object_get(vectors, "CERTS");
 	ASSERT_TRUE(json_array_size(arr) > 0);
@@ -102,7 +107,8 @@ static void test_certs(void)
 	}
 }
 
-static void check_backed(const char *text, const vep_key *root, const char *issuer,
+static void
+check_backed(const char *text, const vep_key *root, const char *issuer,
     const char *email, const char *audience, int64_t now, int64_t exp, int64_t iat)
 {
 	vep_backed *b = NULL;
@@ -155,7 +161,8 @@ static void check_backed(const char *text, const vep_key *root, const char *issu
 	}
 }
 
-static void test_backed_assertions(void)
+static void
+test_backed_assertions(void)
 {
 	const json_t *arr = json_object_get(vectors, "BACKED_ASSERTIONS");
 	ASSERT_TRUE(json_array_size(arr) > 0);
@@ -176,7 +183,8 @@ static void test_backed_assertions(void)
 /* The older ASSERTIONS vector states no expectations; these were read from
  * its payloads: a certificate from issuer 127.0.0.1 (iat 1335559098768) and
  * a DS128 assertion for http://localhost:10001 expiring at 1335559415733. */
-static void test_assertions(void)
+static void
+test_assertions(void)
 {
 	const json_t *arr = json_object_get(vectors, "ASSERTIONS");
 	ASSERT_EQ(json_array_size(arr), 1);
@@ -203,7 +211,8 @@ static void test_assertions(void)
 	vep_key_free(root);
 }
 
-int main(void)
+int
+main(void)
 {
 	const char *path = getenv("VEP_VECTORS");
 	json_error_t e;
