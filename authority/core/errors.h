@@ -55,7 +55,7 @@ enum req_err {
 	REQ_ERR_MISDIRECTED = -317,     /* 421 Host names nothing served here */
 	REQ_ERR_TOO_MANY = -318,        /* 429 */
 	REQ_ERR_INTERNAL = -319,        /* 500 */
-	REQ_ERR_NOT_IMPLEMENTED = -320, /* 501 a method libevent does not know */
+	REQ_ERR_NOT_IMPLEMENTED = -320, /* 501 a method we do not know */
 	REQ_ERR_UNAVAILABLE = -321,     /* 503 */
 };
 

@@ -525,14 +525,13 @@ scan_method(struct req_scan *s)
 		if (strcmp(req_methods[i].name, s->cap) != 0)
 			continue;
 		s->method = req_methods[i].bit;
-		/* CONNECT takes an authority-form target, which libevent
-		 * refuses with its own page when it is not one; we are no
+		/* CONNECT takes an authority-form target: we are no
 		 * proxy. */
 		if (s->method == REQ_M_CONNECT)
 			break;
 		return 0;
 	}
-	/* libevent would answer its own 501 page. */
+	/* A method we do not know: 501, as RFC 9110 asks. */
 	return scan_fail(s, REQ_ERR_NOT_IMPLEMENTED, NULL);
 }
 
@@ -645,8 +644,8 @@ scan_head_byte(struct req_scan *s, unsigned char c)
 		}
 		if (c <= 0x20 || c >= 0x7f)
 			return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed request line");
-		/* Origin-form only: "/", not "//" (which libevent parses as
-		 * an authority and may refuse with its own page). */
+		/* Origin-form only: "/", not "//" (which a URI parser reads
+		 * as an authority). */
 		if ((s->digits == 0 && c != '/') || (s->digits == 1 && c == '/'))
 			return scan_fail(s, REQ_ERR_BAD_TARGET, NULL);
 		if (s->digits < 2)
@@ -769,7 +768,8 @@ scan_chunk_byte(struct req_scan *s, unsigned char c)
 		return 0;
 	case SCAN_TRAILER:
 	case SCAN_TRAILER_LF:
-		/* libevent would add trailer fields to the request's headers. */
+		/* Trailer fields would be headers that arrive after the
+		 * body: refused (a proxy may merge them, or drop them). */
 		if (c != (s->state == SCAN_TRAILER ? '\r' : '\n'))
 			return scan_fail(s, REQ_ERR_BAD_REQUEST, "trailer fields in a chunked body");
 		s->state = s->state == SCAN_TRAILER ? SCAN_TRAILER_LF : SCAN_IDLE;
