@@ -64,7 +64,8 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: vep-authority --config FILE [--check] [--listen ADDR:PORT] [--set KEY=VALUE]...\n"
+	    "usage: vep-authority --config FILE [--check] [--listen ADDR:PORT] "
+	    "[--set KEY=VALUE]...\n"
 	    "       vep-authority --demo [--state DIR] [--listen ADDR:PORT] [--check]\n"
 	    "                     [--set KEY=VALUE]...\n"
 	    "       vep-authority --list-keys\n"
@@ -145,8 +146,8 @@ check_permissions(const struct config *cfg, char *err, size_t errlen)
 		}
 	}
 	if (stat(cfg->state_dir, &st) == 0 && (!S_ISDIR(st.st_mode) || (st.st_mode & 077) != 0)) {
-		snprintf(err, errlen, "%s: key 'state_dir': '%s' must be a directory with mode 0700",
-		    cfg->path != NULL ? cfg->path : "demo", cfg->state_dir);
+		snprintf(err, errlen, "%s: key 'state_dir': '%s' must be a directory "
+		    "with mode 0700", cfg->path != NULL ? cfg->path : "demo", cfg->state_dir);
 		return VEP_ERR_PERM;
 	}
 	return VEP_OK;
@@ -342,16 +343,18 @@ on_reload(evutil_socket_t sig, short what, void *arg)
 	int rc;
 
 	if ((rc = load_domains(a, &next, err, sizeof(err))) != 0) {
-		log_error(&a->log, "reload: %s (still serving the old configuration and keys)", err);
+		log_error(&a->log, "reload: %s (still serving the old configuration and keys)",
+		    err);
 		return;
 	}
 	if (config_restart_changes(a->cfg, next->cfg, names, sizeof(names)) > 0)
-		log_warn(&a->log, "reload: %s changed in the configuration: takes effect at the next "
-		    "start (the rest is reloaded)", names);
+		log_warn(&a->log, "reload: %s changed in the configuration: takes effect "
+		    "at the next start (the rest is reloaded)", names);
 	if ((rc = loops_domains_swap(a, next)) != 0) {
 		log_error(&a->log, "reload: %s (still serving the old configuration and keys)",
-		    rc == VEP_ERR_EXISTS ? "the previous reload is still settling; send SIGHUP again"
-		    : vep_strerror(rc));
+		    rc == VEP_ERR_EXISTS ?
+		    "the previous reload is still settling; send SIGHUP again" :
+		    vep_strerror(rc));
 		settle_domains(a, 0);
 		return;
 	}
@@ -473,8 +476,9 @@ start_loops(struct authority *a, size_t n, const struct run_as *as, char *err, s
 		log_warn(&a->log, "running as root: set 'user' so the network process drops root "
 		    "after binding (the domain keys are in the key process either way)");
 	} else {
-		log_info(&a->log, "running as uid %u, not root: PAM modules that need root (pam_unix "
-		    "reading /etc/shadow) can check only this user's password", (unsigned)geteuid());
+		log_info(&a->log, "running as uid %u, not root: PAM modules that need "
+		    "root (pam_unix reading /etc/shadow) can check only this user's "
+		    "password", (unsigned)geteuid());
 	}
 	for (i = 0; i < n; i++)
 		if ((rc = loop_open(a->loops[i], err, errlen)) != 0)
@@ -642,7 +646,8 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
-	keeper_ev = event_new(a.loops[0]->base, keeper_life_fd(a.keeper), EV_READ, on_keeper_gone, &a);
+	keeper_ev = event_new(a.loops[0]->base, keeper_life_fd(a.keeper), EV_READ,
+	    on_keeper_gone, &a);
 	if (keeper_ev == NULL || event_add(keeper_ev, NULL) != 0) {
 		log_error(&a.log, "cannot watch the key process");
 		goto out;

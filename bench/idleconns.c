@@ -39,7 +39,8 @@ main(int argc, char **argv)
 			break;
 		}
 		if (write(fd, req, strlen(req)) != (ssize_t)strlen(req) ||
-		    (got = read(fd, buf, sizeof(buf))) <= 0 || strncmp(buf, "HTTP/1.1 200", 12) != 0) {
+		    (got = read(fd, buf, sizeof(buf))) <= 0 ||
+		    strncmp(buf, "HTTP/1.1 200", 12) != 0) {
 			fprintf(stderr, "idleconns: no answer on connection %d\n", i);
 			break;
 		}

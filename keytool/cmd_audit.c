@@ -253,7 +253,8 @@ cmd_audit(int argc, char **argv)
 		case 'n':
 			if (parse_digits(optarg, strlen(optarg), INT64_MAX / 2, &limit) != 0 ||
 			    limit == 0) {
-				fprintf(stderr, "vep-keytool audit: --limit: not a positive number\n");
+				fprintf(stderr,
+				    "vep-keytool audit: --limit: not a positive number\n");
 				goto out;
 			}
 			break;

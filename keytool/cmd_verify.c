@@ -76,7 +76,8 @@ kt_verify_parse(const struct kt_cmd *self, int argc, char **argv,
 		case 'f': a->src.fetch_url = optarg; break;
 		case 'T':
 			if (kt_parse_i64(optarg, 0, KT_AT_MAX_MS, &a->now_ms) != 0)
-				return kt_usage_error(self, "--at must be milliseconds since the epoch");
+				return kt_usage_error(self,
+				    "--at must be milliseconds since the epoch");
 			break;
 		case OPT_CONNECT:
 			colon = strrchr(optarg, ':');

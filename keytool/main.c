@@ -41,14 +41,16 @@ static const struct kt_cmd kt_cmds[] = {
 	{ "keys", kt_cmd_keys, "--dir DIR",
 	  "Lists the keys of a key directory: role, algorithm, fingerprint.\n" },
 	{ "support-doc", kt_cmd_support_doc,
-	  "(--dir DIR [--authentication PATH] [--provisioning PATH] | --delegate HOST | --disabled)",
+	  "(--dir DIR [--authentication PATH] [--provisioning PATH] | --delegate HOST | "
+	  "--disabled)",
 	  "Prints the support document the authority serves at\n"
 	  "/.well-known/browserid: the current key as \"public-key\", current and\n"
 	  "next and previous keys as \"keys\", and the IdP page paths (defaults\n"
 	  "/sign-in/authenticate and /sign-in/provision). --delegate HOST prints\n"
 	  "a delegation to HOST; --disabled an opt-out.\n" },
 	{ "certify", kt_cmd_certify,
-	  "(--key FILE | --dir DIR) --email ADDR --pubkey FILE [--duration SECONDS] [--issuer DOMAIN]",
+	  "(--key FILE | --dir DIR) --email ADDR --pubkey FILE [--duration SECONDS] "
+	  "[--issuer DOMAIN]",
 	  "Issues an identity certificate offline and prints it. --pubkey is the\n"
 	  "user's public key JSON (or a PEM private key file, whose public half is\n"
 	  "used). The issuer defaults to the email's domain. --issuer may name\n"
@@ -70,7 +72,8 @@ static const struct kt_cmd kt_cmds[] = {
 	  "verify-assertion for the --fetch URL forms.\n"
 	  "Exit 0: valid; 1: invalid (reason on stderr); 2: usage or I/O.\n" },
 	{ "verify-assertion", kt_cmd_verify_assertion,
-	  "--audience ORIGIN (--support-doc [DOMAIN=]FILE... | --fetch URL) [--connect HOST:PORT] [--cafile FILE] [--timeout S] [--at MS] FILE",
+	  "--audience ORIGIN (--support-doc [DOMAIN=]FILE... | --fetch URL) "
+	  "[--connect HOST:PORT] [--cafile FILE] [--timeout S] [--at MS] FILE",
 	  "Verifies a backed assertion (cert~assertion) as a relying party would\n"
 	  "and prints the email. The expected issuer is the email's domain, or,\n"
 	  "when its support document delegates, the authority at the end of the\n"

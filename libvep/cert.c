@@ -67,7 +67,8 @@ vep_cert_sign(const vep_key *domain_key, const struct vep_cert_params *p, char *
 		return VEP_ERR_ARG;
 	if (!vep_key_has_private(domain_key))
 		return VEP_ERR_NOKEY;
-	return vep_cert_sign_with(&(struct vep_signer){ domain_key, vep_signer_key_sign, NULL }, p, out);
+	return vep_cert_sign_with(&(struct vep_signer){ domain_key, vep_signer_key_sign, NULL },
+	    p, out);
 }
 
 int

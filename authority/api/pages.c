@@ -150,7 +150,8 @@ fill_page(const struct config *cfg, const struct www_file *f, enum page_kind kin
 		    cfg->embed_origins != NULL ? cfg->embed_origins : "", len);
 	tag[0] = '\0';
 	if (cfg->shim_origin != NULL)
-		snprintf(tag, sizeof(tag), "<script src=\"%s/%s\" defer></script>", cfg->shim_origin,
+		snprintf(tag, sizeof(tag), "<script src=\"%s/%s\" defer></script>",
+		    cfg->shim_origin,
 		    kind == KIND_PROVISION ? "provisioning_api.js" : "authentication_api.js");
 	return static_fill(f, "SHIM_SCRIPT", tag, len);
 }

@@ -171,7 +171,8 @@ parse_line(char *line, size_t len, struct alias *a, const char **why)
 		return VEP_ERR_INVALID;
 	}
 	if (!local_ok(local)) {
-		*why = "LOCALPART is not an address's local part (1 to 64 characters before the '@')";
+		*why = "LOCALPART is not an address's local part (1 to 64 characters "
+		    "before the '@')";
 		return VEP_ERR_INVALID;
 	}
 	ulen = strlen(user);
@@ -325,14 +326,15 @@ account_map_new_text(const char *suffix, const char *aliases_path, const char *t
 		 * fine: the suffix never starts the name. */
 		m->suffix_len = strlen(suffix);
 		if (m->suffix_len > ACCOUNT_USER_MAX) {
-			snprintf(err, errlen, "account_suffix longer than %d bytes", ACCOUNT_USER_MAX);
+			snprintf(err, errlen, "account_suffix longer than %d bytes",
+			    ACCOUNT_USER_MAX);
 			rc = VEP_ERR_TOOBIG;
 			goto out;
 		}
 		for (size_t i = 0; i < m->suffix_len; i++) {
 			if (!user_char_ok((unsigned char)suffix[i])) {
-				snprintf(err, errlen, "account_suffix holds a character not allowed "
-				    "in a user name");
+				snprintf(err, errlen, "account_suffix holds a character not "
+				    "allowed in a user name");
 				rc = VEP_ERR_INVALID;
 				goto out;
 			}

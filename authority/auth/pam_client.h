@@ -105,8 +105,9 @@ int pam_client_start(struct pam_client *pc, const char *user,
 
 /* Drops request id (its HTTP client went away): the callback will not be
  * called. A waiting one leaves the queue and never reaches PAM; one at the
- * helper runs on (its slot stays taken) and its result is discarded. Returns 0 or VEP_ERR_INVALID when
- * no such request is pending (already answered or never started). */
+ * helper runs on (its slot stays taken) and its result is discarded.
+ * Returns 0 or VEP_ERR_INVALID when no such request is pending (already
+ * answered or never started). */
 int pam_client_cancel(struct pam_client *pc, uint64_t id);
 
 /* Pid of the running helper, 0 while it is down. For logs and tests. */

@@ -42,14 +42,19 @@ struct config_key {
 
 static int set_int(const struct config_key *, void *, const char *, const char *, char *, size_t);
 static int set_path(const struct config_key *, void *, const char *, const char *, char *, size_t);
-static int set_listen(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_listen(const struct config_key *, void *, const char *, const char *, char *,
+    size_t);
 static int set_url(const struct config_key *, void *, const char *, const char *, char *, size_t);
-static int set_loglevel(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_loglevel(const struct config_key *, void *, const char *, const char *, char *,
+    size_t);
 static int set_case(const struct config_key *, void *, const char *, const char *, char *, size_t);
 static int set_name(const struct config_key *, void *, const char *, const char *, char *, size_t);
-static int set_suffix(const struct config_key *, void *, const char *, const char *, char *, size_t);
-static int set_proxies(const struct config_key *, void *, const char *, const char *, char *, size_t);
-static int set_origins(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_suffix(const struct config_key *, void *, const char *, const char *, char *,
+    size_t);
+static int set_proxies(const struct config_key *, void *, const char *, const char *, char *,
+    size_t);
+static int set_origins(const struct config_key *, void *, const char *, const char *, char *,
+    size_t);
 
 #define G(m) offsetof(struct config, m)
 #define D(m) offsetof(struct config_domain, m)
@@ -60,7 +65,8 @@ static const struct config_key config_keys[] = {
 	{ "listen", SCOPE_GLOBAL, set_listen, "127.0.0.1:8080", 0, 0, G(listen), 0,
 	  "address and port to listen on, ADDR:PORT or [IPv6]:PORT; port 0 picks a free port" },
 	{ "state_dir", SCOPE_GLOBAL, set_path, "/var/lib/vep-authority", 0, 0, G(state_dir), 0,
-	  "directory for the authority's state (database); must not be accessible by group or others" },
+	  "directory for the authority's state (database); must not be accessible by group "
+	  "or others" },
 	{ "max_age", SCOPE_GLOBAL, set_int, "300", LIMIT_MAX_AGE_S_MIN, LIMIT_MAX_AGE_S_MAX,
 	  G(max_age_s), 0,
 	  "seconds clients and verifiers may cache discovery documents (Cache-Control max-age)" },
@@ -331,7 +337,8 @@ set_url(const struct config_key *k, void *field, const char *text, const char *b
 			ok = 0;
 	}
 	if (!ok) {
-		whyf(why, whylen, "must be http://HOST[:PORT] or https://HOST[:PORT] without a path");
+		whyf(why, whylen, "must be http://HOST[:PORT] or https://HOST[:PORT] "
+		    "without a path");
 		return VEP_ERR_INVALID;
 	}
 	n += (size_t)(h - text);
@@ -523,7 +530,8 @@ origin_canonical(const char *s, size_t n, char *out, size_t outlen, char *why, s
 	if (port == (https ? 443UL : 80UL))
 		port = 0;
 	if (port != 0)
-		i = (size_t)snprintf(out, outlen, "%s://%s:%lu", https ? "https" : "http", host, port);
+		i = (size_t)snprintf(out, outlen, "%s://%s:%lu", https ? "https" : "http", host,
+		    port);
 	else
 		i = (size_t)snprintf(out, outlen, "%s://%s", https ? "https" : "http", host);
 	if (i >= outlen)
@@ -791,8 +799,8 @@ int
 config_check(const struct config *cfg, const char *source, char *err, size_t errlen)
 {
 	if (cfg->session_idle_s > cfg->session_lifetime_s) {
-		snprintf(err, errlen, "%s: key 'session_idle': must not exceed session_lifetime (%ld)",
-		    source, cfg->session_lifetime_s);
+		snprintf(err, errlen, "%s: key 'session_idle': must not exceed "
+		    "session_lifetime (%ld)", source, cfg->session_lifetime_s);
 		return VEP_ERR_INVALID;
 	}
 	return VEP_OK;

@@ -50,7 +50,8 @@ struct config {
 	long header_timeout_s;      /* deadline: first byte to end of headers */
 	long body_timeout_s;        /* deadline: end of headers to end of body */
 	long max_connections;       /* open connections; 0 = from RLIMIT_NOFILE */
-	long max_connections_per_addr; /* open connections per client address (IPv6: /64); 0 = no cap */
+	long max_connections_per_addr; /* open connections per client address
+	                                * (IPv6: /64); 0 = no cap */
 	long workers;               /* event loops; 0 = one per online CPU */
 	long log_level;             /* enum log_level */
 	char *shim_origin;          /* origin of the legacy user agent's shim scripts, or NULL */

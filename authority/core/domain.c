@@ -254,7 +254,8 @@ domain_set_from_bundle(const json_t *bundle, config_maker_fn make_cfg, void *arg
 		goto out;
 	}
 	rc = VEP_ERR_NOMEM;
-	if ((set->v = calloc(set->cfg->ndomains ? set->cfg->ndomains : 1, sizeof(*set->v))) == NULL) {
+	if ((set->v = calloc(set->cfg->ndomains ? set->cfg->ndomains : 1,
+	    sizeof(*set->v))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -274,8 +275,9 @@ domain_set_from_bundle(const json_t *bundle, config_maker_fn make_cfg, void *arg
 			goto out;
 		}
 		aliases = bundle_text(entry, "aliases", &len);
-		if ((rc = account_map_new_text(cd->account_suffix, aliases != NULL ?
-		    cd->account_aliases : NULL, aliases, len, &d->accounts, msg, sizeof(msg))) != 0) {
+		if ((rc = account_map_new_text(cd->account_suffix,
+		    aliases != NULL ? cd->account_aliases : NULL, aliases, len, &d->accounts, msg,
+		    sizeof(msg))) != 0) {
 			snprintf(err, errlen, "%s:%u: [domain %s] account_aliases: %s",
 			    set->cfg->path != NULL ? set->cfg->path : "(built in)",
 			    cd->account_aliases_line, cd->name, msg);

@@ -29,7 +29,8 @@ struct doc {
 struct domain {
 	const struct config_domain *cfg; /* borrowed from the configuration */
 	struct vep_keyset keys;          /* owned; public halves only */
-	char current_fp[VEP_FINGERPRINT_BUFSZ];             /* fingerprint of keys.current: names it to the key process */
+	char current_fp[VEP_FINGERPRINT_BUFSZ]; /* fingerprint of keys.current:
+	                                         * names it to the key process */
 	struct doc support;              /* /.well-known/browserid */
 	struct doc pk;                   /* /pk: the bare current key */
 	/* host-meta carries absolute URLs, so it depends on the base URL:

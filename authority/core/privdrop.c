@@ -71,8 +71,8 @@ privdrop_own_state(const char *dir, uid_t uid, gid_t gid, char *err, size_t errl
 		if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
 			continue;
 		if (fchownat(fd, e->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) != 0) {
-			snprintf(err, errlen, "state_dir '%s': cannot give '%s' to the user: %s", dir,
-			    e->d_name, strerror(errno));
+			snprintf(err, errlen, "state_dir '%s': cannot give '%s' to the user: %s",
+			    dir, e->d_name, strerror(errno));
 			rc = VEP_ERR_IO;
 			break;
 		}
@@ -168,7 +168,8 @@ privdrop_keep_caps(uint64_t keep, int *applied, char *err, size_t errlen)
 	*applied = 0;
 	if (getresuid(&r, &e, &s) != 0 || caps_get(&eff, &prm, &inh) != 0 ||
 	    bounding_get(&bnd) != 0) {
-		snprintf(err, errlen, "cannot read the process's capabilities: %s", strerror(errno));
+		snprintf(err, errlen, "cannot read the process's capabilities: %s",
+		    strerror(errno));
 		return VEP_ERR_PERM;
 	}
 	if (r != 0 && e != 0 && s != 0 && eff == 0 && prm == 0)

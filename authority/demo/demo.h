@@ -37,8 +37,9 @@ struct authority;
 /* Builds the demo configuration. state_dir may be NULL (the default above)
  * or relative (to the working directory). Creates the state directory
  * (0700; parents with the umask), DIR/keys (0700) and, when make_key is 1
- * (the key process only), the domain key when missing. Refuses a state directory that group or others can access
- * (VEP_ERR_PERM). On error writes a message to err and returns VEP_ERR_*. */
+ * (the key process only), the domain key when missing. Refuses a state
+ * directory that group or others can access (VEP_ERR_PERM). On error
+ * writes a message to err and returns VEP_ERR_*. */
 int demo_config(const char *state_dir, int make_key, struct config **out, char *err,
     size_t errlen);
 

@@ -591,7 +591,8 @@ scan_head_end(struct req_scan *s)
 		return scan_fail(s, REQ_ERR_BAD_REQUEST,
 		    "unsupported Transfer-Encoding (only chunked)");
 	if (s->nte > 0 && s->http10)
-		return scan_fail(s, REQ_ERR_BAD_REQUEST, "Transfer-Encoding in an HTTP/1.0 request");
+		return scan_fail(s, REQ_ERR_BAD_REQUEST,
+		    "Transfer-Encoding in an HTTP/1.0 request");
 	if (s->ncl > 0 && s->cl_bad)
 		return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed Content-Length");
 	if (s->nexpect > 0 && s->expect_bad)
@@ -634,7 +635,8 @@ scan_head_byte(struct req_scan *s, unsigned char c)
 			return 0;
 		}
 		if ((c == '\r' || c == '\n') && s->caplen == 0)
-			return scan_fail(s, REQ_ERR_BAD_REQUEST, "empty line before the request line");
+			return scan_fail(s, REQ_ERR_BAD_REQUEST,
+			    "empty line before the request line");
 		return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed request line");
 	case SCAN_TARGET:
 		if (c == ' ' && s->digits > 0) {
@@ -659,7 +661,8 @@ scan_head_byte(struct req_scan *s, unsigned char c)
 			return 0;
 		}
 		s->cap[s->caplen] = '\0';
-		if (s->capover || (strcmp(s->cap, "HTTP/1.1") != 0 && strcmp(s->cap, "HTTP/1.0") != 0))
+		if (s->capover || (strcmp(s->cap, "HTTP/1.1") != 0 &&
+		    strcmp(s->cap, "HTTP/1.0") != 0))
 			return scan_fail(s, REQ_ERR_BAD_REQUEST, "unsupported HTTP version");
 		s->http10 = strcmp(s->cap, "HTTP/1.0") == 0;
 		s->state = SCAN_LINE_LF;
@@ -676,7 +679,8 @@ scan_head_byte(struct req_scan *s, unsigned char c)
 			return 0;
 		}
 		if (c == ' ' || c == '\t')
-			return scan_fail(s, REQ_ERR_BAD_REQUEST, "obsolete line folding in a header");
+			return scan_fail(s, REQ_ERR_BAD_REQUEST,
+			    "obsolete line folding in a header");
 		if (!is_tchar(c))
 			return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed header line");
 		scan_capture_reset(s);
@@ -712,7 +716,8 @@ scan_head_byte(struct req_scan *s, unsigned char c)
 			return 0;
 		}
 		if ((c < 0x20 && c != '\t') || c == 0x7f)
-			return scan_fail(s, REQ_ERR_BAD_REQUEST, "control character in a header value");
+			return scan_fail(s, REQ_ERR_BAD_REQUEST,
+			    "control character in a header value");
 		/* Only framing values are kept, without leading OWS. */
 		if (s->field != FIELD_OTHER && s->field != FIELD_HOST &&
 		    (s->caplen > 0 || (c != ' ' && c != '\t')))
@@ -771,7 +776,8 @@ scan_chunk_byte(struct req_scan *s, unsigned char c)
 		/* Trailer fields would be headers that arrive after the
 		 * body: refused (a proxy may merge them, or drop them). */
 		if (c != (s->state == SCAN_TRAILER ? '\r' : '\n'))
-			return scan_fail(s, REQ_ERR_BAD_REQUEST, "trailer fields in a chunked body");
+			return scan_fail(s, REQ_ERR_BAD_REQUEST,
+			    "trailer fields in a chunked body");
 		s->state = s->state == SCAN_TRAILER ? SCAN_TRAILER_LF : SCAN_IDLE;
 		return 0;
 	default:

@@ -43,7 +43,8 @@ keeper_start(const struct keeper_params *p, size_t nloops, struct keeper **out, 
 	int rc = VEP_ERR_NOMEM;
 
 	*out = NULL;
-	if ((k = calloc(1, sizeof(*k))) == NULL || (k->chans = calloc(nchan, sizeof(*k->chans))) == NULL ||
+	if ((k = calloc(1, sizeof(*k))) == NULL ||
+	    (k->chans = calloc(nchan, sizeof(*k->chans))) == NULL ||
 	    (theirs = calloc(nchan, sizeof(*theirs))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;

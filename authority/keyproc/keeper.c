@@ -315,7 +315,8 @@ do_spawn(struct chan_srv *c, const struct ipc_msg *req)
 	 * socket close or misbehave: pam_spawn_next ends it now. */
 	rc = pam_spawn_next(&c->helper, &fd, &pid);
 	ans = answer_new(KEEPER_SPAWN, rc);
-	if (ans != NULL && rc == 0 && ipc_msg_put_u32(ans, KEEPER_TAG_PID, (uint32_t)pid) != VEP_OK) {
+	if (ans != NULL && rc == 0 &&
+	    ipc_msg_put_u32(ans, KEEPER_TAG_PID, (uint32_t)pid) != VEP_OK) {
 		ipc_msg_free(ans);
 		ans = NULL;
 	}

@@ -132,12 +132,14 @@ tls_strings(const struct config *cfg, json_t *bundle, char *err, size_t errlen)
 	int rc = VEP_OK;
 
 	if ((cfg->tls_cert == NULL) != (cfg->tls_key == NULL)) {
-		snprintf(err, errlen, "%s: keys 'tls_cert' and 'tls_key': set both or neither", file);
+		snprintf(err, errlen, "%s: keys 'tls_cert' and 'tls_key': set both or neither",
+		    file);
 		return VEP_ERR_INVALID;
 	}
 	if (cfg->tls_cert == NULL)
 		return json_object_set_new(bundle, "tls_cert", json_null()) == 0 &&
-		    json_object_set_new(bundle, "tls_key", json_null()) == 0 ? VEP_OK : VEP_ERR_NOMEM;
+		    json_object_set_new(bundle, "tls_key", json_null()) == 0 ?
+		    VEP_OK : VEP_ERR_NOMEM;
 	if ((rc = tls_read_files(cfg->tls_cert, cfg->tls_key, &cert, &cert_len, &key, &key_len,
 	    msg, sizeof(msg))) != 0) {
 		snprintf(err, errlen, "%s: %s", file, msg);

@@ -46,7 +46,8 @@ struct loop {
 	struct writer *writer;      /* owned: this loop's database writer thread (store/writer.h) */
 	struct pam_client *pam;     /* owned: this loop's PAM helper */
 	struct signin *signin;      /* owned: sign-in and sessions (auth/signin.h) */
-	struct issuance *issuance;  /* owned: certificates signed and recorded (issuance/issuance.h) */
+	struct issuance *issuance;  /* owned: certificates signed and recorded
+	                             * (issuance/issuance.h) */
 	struct event *housekeeping; /* owned, loop 0 only */
 	struct event *ack;          /* owned: "I no longer use the old domain set" */
 	struct keeper_chan *keeper; /* borrowed: this loop's channel to the key process */

@@ -72,7 +72,8 @@ open_db(struct loop *l, char *err, size_t errlen)
 	}
 	if ((rc = writer_new(l->base, cfg->state_dir, (long long)cfg->db_max_mib * 1024 * 1024,
 	    &l->writer)) != 0) {
-		snprintf(err, errlen, "database writer in '%s': %s", cfg->state_dir, srv_strerror(rc));
+		snprintf(err, errlen, "database writer in '%s': %s", cfg->state_dir,
+		    srv_strerror(rc));
 		return rc;
 	}
 	return VEP_OK;

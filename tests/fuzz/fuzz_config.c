@@ -49,7 +49,8 @@ fuzz_main(const uint8_t *data, size_t len)
 		for (size_t i = 0; i < cfg->ndomains; i++) {
 			const char *n = cfg->domains[i].name;
 
-			FUZZ_CHECK(cfg->domains[i].key_dir != NULL && cfg->domains[i].key_dir[0] == '/');
+			FUZZ_CHECK(cfg->domains[i].key_dir != NULL &&
+			    cfg->domains[i].key_dir[0] == '/');
 			for (const char *p = n; *p != '\0'; p++)
 				FUZZ_CHECK(!(*p >= 'A' && *p <= 'Z'));
 			for (size_t j = 0; j < i; j++)

@@ -146,7 +146,8 @@ static char *
 rsa_text(const BIGNUM *n, const BIGNUM *e)
 {
 	char *ns = bn_text(n, 0), *es = bn_text(e, 0), *out = NULL;
-	json_t *o = ns && es ? json_pack("{s:s,s:s,s:s}", "algorithm", "RS", "n", ns, "e", es) : NULL;
+	json_t *o = ns && es ?
+	    json_pack("{s:s,s:s,s:s}", "algorithm", "RS", "n", ns, "e", es) : NULL;
 	if (o != NULL)
 		out = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
@@ -335,8 +336,12 @@ seed_keys(const vep_key *rsa2048, const vep_key *rsa1024, const vep_key *dsa1024
 	free(v);
 	put("key_json", "bad-dsa-g-one", v = subst(d1, "\"g\":\"", "\"g\":\"1\",\"x\":\""));
 	free(v);
-	put("key_json", "bad-rs64", "{\"algorithm\":\"RS\",\"n\":\"1234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901\",\"e\":\"65537\"}");
-	put("key_json", "bad-duplicate", "{\"algorithm\":\"RS\",\"algorithm\":\"RS\",\"n\":\"187\",\"e\":\"3\"}");
+	put("key_json", "bad-rs64", "{\"algorithm\":\"RS\",\"n\":\""
+	    "123456789012345678901234567890123456789012345678901234567890"
+	    "123456789012345678901234567890123456789012345678901234567890"
+	    "1234567890123456789012345678901\",\"e\":\"65537\"}");
+	put("key_json", "bad-duplicate",
+	    "{\"algorithm\":\"RS\",\"algorithm\":\"RS\",\"n\":\"187\",\"e\":\"3\"}");
 	put("key_json", "bad-number-types", "{\"algorithm\":\"RS\",\"n\":187,\"e\":3}");
 	free(r2);
 	free(r1);
@@ -394,7 +399,8 @@ seed_tokens(const vep_key *dk, const vep_key *uk_rsa, const vep_key *uk_dsa,
 	free(v);
 	free(kj);
 	/* Signed by the user key instead of the domain key. */
-	put("cert", "self-signed", v = cert_for(uk_rsa, uk_rsa, "example.com", "alice@example.com"));
+	put("cert", "self-signed",
+	    v = cert_for(uk_rsa, uk_rsa, "example.com", "alice@example.com"));
 	free(v);
 
 	char *b1 = join(c_rsa, a_rsa), *b2 = join(c_dsa, a_dsa), *b3 = join(c_ds256, a_ds256);
@@ -435,9 +441,11 @@ seed_support(const vep_key *k1, const vep_key *k2, const vep_key *kd)
 	if (vep_support_build(keys, 1, "/sign_in", "/provision", &doc) != 0)
 		exit(1);
 	put("support", "primary-one-key", doc);
-	put("support", "bad-no-provisioning", v = subst(doc, ",\"provisioning\":\"/provision\"", ""));
+	put("support", "bad-no-provisioning",
+	    v = subst(doc, ",\"provisioning\":\"/provision\"", ""));
 	free(v);
-	put("support", "bad-public-key-string", v = subst(doc, "\"public-key\":{", "\"public-key\":\"\",\"x\":{"));
+	put("support", "bad-public-key-string",
+	    v = subst(doc, "\"public-key\":{", "\"public-key\":\"\",\"x\":{"));
 	free(v);
 	put("support", "disabled-wins", v = subst(doc, "{", "{\"disabled\":true,"));
 	free(v);
@@ -455,7 +463,8 @@ seed_support(const vep_key *k1, const vep_key *k2, const vep_key *kd)
 	put("support", "delegated-hostport", "{\"authority\":\"localhost:10001\"}");
 	put("support", "bad-authority", "{\"authority\":\"https://x.example/\"}");
 	put("support", "bad-disabled-type", "{\"disabled\":\"true\"}");
-	put("support", "bad-keys-type", "{\"public-key\":{},\"keys\":{},\"authentication\":\"/a\",\"provisioning\":\"/p\"}");
+	put("support", "bad-keys-type", "{\"public-key\":{},\"keys\":{},"
+	    "\"authentication\":\"/a\",\"provisioning\":\"/p\"}");
 	put("support", "bad-array", "[]");
 }
 
@@ -483,11 +492,14 @@ seed_vectors(const char *path)
 	put("jws", "mozilla-assertion-ds128", asrt);
 	free(asrt);
 	char *k;
-	put("key_json", "mozilla-rs-2047", k = json_dumps(json_object_get(c, "certifierPublicKey"), JSON_COMPACT));
+	put("key_json", "mozilla-rs-2047",
+	    k = json_dumps(json_object_get(c, "certifierPublicKey"), JSON_COMPACT));
 	free(k);
-	put("key_json", "mozilla-ds128", k = json_dumps(json_object_get(c, "containedPublicKey"), JSON_COMPACT));
+	put("key_json", "mozilla-ds128",
+	    k = json_dumps(json_object_get(c, "containedPublicKey"), JSON_COMPACT));
 	free(k);
-	put("key_json", "mozilla-rs-2048", k = json_dumps(json_object_get(b, "certifyingKey"), JSON_COMPACT));
+	put("key_json", "mozilla-rs-2048",
+	    k = json_dumps(json_object_get(b, "certifyingKey"), JSON_COMPACT));
 	free(k);
 	json_decref(v);
 }

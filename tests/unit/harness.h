@@ -40,7 +40,8 @@ static const char *harness_current = "";
 		    a_ ? a_ : "(null)", b_ ? b_ : "(null)"); } while (0)
 
 #define ASSERT_MEMEQ(a, b, n) do { harness_checks++; \
-	if (memcmp((a), (b), (n)) != 0) HARNESS_FAIL("%s == %s (%zu bytes)", #a, #b, (size_t)(n)); } while (0)
+	if (memcmp((a), (b), (n)) != 0) \
+		HARNESS_FAIL("%s == %s (%zu bytes)", #a, #b, (size_t)(n)); } while (0)
 
 #define RUN(fn) do { harness_current = #fn; int before_ = harness_failed; fn(); \
 	if (harness_failed == before_) fprintf(stderr, "ok   %s\n", #fn); } while (0)

@@ -161,8 +161,10 @@ test_parse_and_verify(void)
 	ASSERT_EQ(vep_backed_verify(b, "https://RP.example:443", ISS, keys, 1, T_NOW), 0);
 	ASSERT_EQ(vep_backed_verify(b, AUD, "other.example", keys, 1, T_NOW), VEP_ERR_ISSUER);
 	ASSERT_EQ(vep_backed_verify(b, "http://rp.example", ISS, keys, 1, T_NOW), VEP_ERR_AUDIENCE);
-	ASSERT_EQ(vep_backed_verify(b, "https://rp.example:8443", ISS, keys, 1, T_NOW), VEP_ERR_AUDIENCE);
-	ASSERT_EQ(vep_backed_verify(b, "https://evil.example", ISS, keys, 1, T_NOW), VEP_ERR_AUDIENCE);
+	ASSERT_EQ(vep_backed_verify(b, "https://rp.example:8443", ISS, keys, 1, T_NOW),
+	    VEP_ERR_AUDIENCE);
+	ASSERT_EQ(vep_backed_verify(b, "https://evil.example", ISS, keys, 1, T_NOW),
+	    VEP_ERR_AUDIENCE);
 	ASSERT_EQ(vep_backed_verify(b, "garbage", ISS, keys, 1, T_NOW), VEP_ERR_AUDIENCE);
 	/* Times: the assertion expires first, the certificate's iat bounds. */
 	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 1, T_ASSERT_EXP - 1), 0);
@@ -331,7 +333,8 @@ test_parse_shapes(void)
 	/* Assertion payload shapes. */
 	static const char *const bad_pl[] = {
 		"{\"exp\":1}", "{\"aud\":5,\"exp\":1}", "{\"aud\":\"\",\"exp\":1}",
-		"{\"aud\":\"https://rp.example\"}", "{\"aud\":\"https://rp.example\",\"exp\":\"1\"}",
+		"{\"aud\":\"https://rp.example\"}",
+		"{\"aud\":\"https://rp.example\",\"exp\":\"1\"}",
 		"{\"aud\":\"https://rp.example\",\"exp\":-1}",
 		"{\"aud\":\"https://rp.example\",\"exp\":1,\"iat\":\"0\"}",
 		"{\"aud\":[\"https://rp.example\"],\"exp\":1}",

@@ -120,7 +120,8 @@ test_chunked(void)
 	size_t whole = sizeof(body) - 1 - 4, n;
 	unsigned char out[sizeof(body)];
 	struct req_scan s;
-	static const char head[] = "POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
+	static const char head[] =
+	    "POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
 
 	/* The scanner accepts the body (and sees the next request begin). */
 	req_scan_init(&s);

@@ -220,17 +220,25 @@ test_parse_shapes(void)
 	static const char *const invalid[] = {
 		"{\"exp\":2,\"public-key\":{PK},\"principal\":{\"email\":\"a@b.co\"}}",
 		"{\"iss\":5,\"exp\":2,\"public-key\":{PK},\"principal\":{\"email\":\"a@b.co\"}}",
-		"{\"iss\":\"b co\",\"exp\":2,\"public-key\":{PK},\"principal\":{\"email\":\"a@b.co\"}}",
+		"{\"iss\":\"b co\",\"exp\":2,\"public-key\":{PK},"
+		"\"principal\":{\"email\":\"a@b.co\"}}",
 		"{\"iss\":\"\",\"exp\":2,\"public-key\":{PK},\"principal\":{\"email\":\"a@b.co\"}}",
 		"{\"iss\":\"b.co\",\"public-key\":{PK},\"principal\":{\"email\":\"a@b.co\"}}",
-		"{\"iss\":\"b.co\",\"exp\":\"2\",\"public-key\":{PK},\"principal\":{\"email\":\"a@b.co\"}}",
-		"{\"iss\":\"b.co\",\"exp\":-2,\"public-key\":{PK},\"principal\":{\"email\":\"a@b.co\"}}",
-		"{\"iss\":\"b.co\",\"exp\":2.5,\"public-key\":{PK},\"principal\":{\"email\":\"a@b.co\"}}",
-		"{\"iss\":\"b.co\",\"exp\":null,\"public-key\":{PK},\"principal\":{\"email\":\"a@b.co\"}}",
-		"{\"iss\":\"b.co\",\"exp\":2,\"iat\":\"1\",\"public-key\":{PK},\"principal\":{\"email\":\"a@b.co\"}}",
-		"{\"iss\":\"b.co\",\"exp\":2,\"iat\":-1,\"public-key\":{PK},\"principal\":{\"email\":\"a@b.co\"}}",
+		"{\"iss\":\"b.co\",\"exp\":\"2\",\"public-key\":{PK},"
+		"\"principal\":{\"email\":\"a@b.co\"}}",
+		"{\"iss\":\"b.co\",\"exp\":-2,\"public-key\":{PK},"
+		"\"principal\":{\"email\":\"a@b.co\"}}",
+		"{\"iss\":\"b.co\",\"exp\":2.5,\"public-key\":{PK},"
+		"\"principal\":{\"email\":\"a@b.co\"}}",
+		"{\"iss\":\"b.co\",\"exp\":null,\"public-key\":{PK},"
+		"\"principal\":{\"email\":\"a@b.co\"}}",
+		"{\"iss\":\"b.co\",\"exp\":2,\"iat\":\"1\",\"public-key\":{PK},"
+		"\"principal\":{\"email\":\"a@b.co\"}}",
+		"{\"iss\":\"b.co\",\"exp\":2,\"iat\":-1,\"public-key\":{PK},"
+		"\"principal\":{\"email\":\"a@b.co\"}}",
 		"{\"iss\":\"b.co\",\"exp\":2,\"principal\":{\"email\":\"a@b.co\"}}",
-		"{\"iss\":\"b.co\",\"exp\":2,\"public-key\":\"k\",\"principal\":{\"email\":\"a@b.co\"}}",
+		"{\"iss\":\"b.co\",\"exp\":2,\"public-key\":\"k\","
+		"\"principal\":{\"email\":\"a@b.co\"}}",
 		"{\"iss\":\"b.co\",\"exp\":2,\"public-key\":{PK}}",
 		"{\"iss\":\"b.co\",\"exp\":2,\"public-key\":{PK},\"principal\":\"a@b.co\"}",
 		"{\"iss\":\"b.co\",\"exp\":2,\"public-key\":{PK},\"principal\":{}}",

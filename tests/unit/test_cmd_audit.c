@@ -141,7 +141,8 @@ test_output(void)
 	ASSERT_TRUE(strstr(out, "cert_issued") != NULL);
 	free(out);
 
-	ASSERT_EQ(run(&out, "audit", "--state", dir, "--email", "alice@example.com", (char *)NULL), 0);
+	ASSERT_EQ(run(&out, "audit", "--state", dir, "--email", "alice@example.com",
+	    (char *)NULL), 0);
 	ASSERT_EQ(count_lines(out), 2);
 	ASSERT_TRUE(strstr(out, "evil") == NULL);
 	free(out);
@@ -155,7 +156,8 @@ test_output(void)
 	ASSERT_TRUE(strstr(out, "evil") != NULL);
 	free(out);
 
-	ASSERT_EQ(run(&out, "audit", "--state", dir, "--json", "--email", "alice@example.com", (char *)NULL), 0);
+	ASSERT_EQ(run(&out, "audit", "--state", dir, "--json", "--email", "alice@example.com",
+	    (char *)NULL), 0);
 	ASSERT_EQ(count_lines(out), 2);
 	nl = strchr(out, '\n');
 	ASSERT_TRUE(nl != NULL);

@@ -256,7 +256,8 @@ test_limits(void)
 	ASSERT_EQ(db_session_delete(db, tok), 0);
 	ASSERT_EQ(db_session_create(db, "", 1000, 600, 3600, tok, NULL), VEP_ERR_ARG);
 	ASSERT_EQ(db_session_create(db, NULL, 1000, 600, 3600, tok, NULL), VEP_ERR_ARG);
-	ASSERT_EQ(db_session_create(NULL, "a@example.com", 1000, 600, 3600, tok, NULL), VEP_ERR_ARG);
+	ASSERT_EQ(db_session_create(NULL, "a@example.com", 1000, 600, 3600, tok, NULL),
+	    VEP_ERR_ARG);
 	ASSERT_EQ(db_session_lookup(db, NULL, 1000, &s), VEP_ERR_ARG);
 }
 

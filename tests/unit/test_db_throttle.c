@@ -219,7 +219,8 @@ race(void *arg)
 	int i, rc;
 
 	for (i = 0; i < RACE_TRIES; i++) {
-		rc = db_throttle_reserve(r->db, "ivan", "192.0.2.80", 500000, &defaults, &tk, &retry);
+		rc = db_throttle_reserve(r->db, "ivan", "192.0.2.80", 500000, &defaults, &tk,
+		    &retry);
 		if (rc == 0)
 			r->granted++;
 		else if (rc != SRV_ERR_THROTTLED)

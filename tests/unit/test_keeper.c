@@ -128,7 +128,8 @@ test_keeper(void)
 
 	ASSERT_EQ(keeper_load(keeper_control(k), &bundle, err, sizeof(err)), VEP_OK);
 	text = json_dumps(bundle, JSON_COMPACT);
-	ASSERT_TRUE(text != NULL && strstr(text, "\"d\"") == NULL && strstr(text, "PRIVATE") == NULL);
+	ASSERT_TRUE(text != NULL && strstr(text, "\"d\"") == NULL &&
+	    strstr(text, "PRIVATE") == NULL);
 	free(text);
 	pub = bundle_current(bundle);
 	ASSERT_TRUE(pub != NULL && !vep_key_has_private(pub));

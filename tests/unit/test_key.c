@@ -255,10 +255,14 @@ test_rsa_json_rejections(void)
 	ASSERT_EQ(parse_rsa(n, "3"), 0);
 
 	/* algorithm member */
-	ASSERT_EQ(parse_obj(json_pack("{s:s,s:s,s:s}", "algorithm", "RSA", "n", n, "e", e)), VEP_ERR_ALG);
-	ASSERT_EQ(parse_obj(json_pack("{s:s,s:s,s:s}", "algorithm", "rs", "n", n, "e", e)), VEP_ERR_ALG);
-	ASSERT_EQ(parse_obj(json_pack("{s:s,s:s,s:s}", "algorithm", "RS256", "n", n, "e", e)), VEP_ERR_ALG);
-	ASSERT_EQ(parse_obj(json_pack("{s:i,s:s,s:s}", "algorithm", 1, "n", n, "e", e)), VEP_ERR_INVALID);
+	ASSERT_EQ(parse_obj(json_pack("{s:s,s:s,s:s}", "algorithm", "RSA", "n", n, "e", e)),
+	    VEP_ERR_ALG);
+	ASSERT_EQ(parse_obj(json_pack("{s:s,s:s,s:s}", "algorithm", "rs", "n", n, "e", e)),
+	    VEP_ERR_ALG);
+	ASSERT_EQ(parse_obj(json_pack("{s:s,s:s,s:s}", "algorithm", "RS256", "n", n, "e", e)),
+	    VEP_ERR_ALG);
+	ASSERT_EQ(parse_obj(json_pack("{s:i,s:s,s:s}", "algorithm", 1, "n", n, "e", e)),
+	    VEP_ERR_INVALID);
 	ASSERT_EQ(parse_obj(json_pack("{s:s,s:s}", "n", n, "e", e)), VEP_ERR_INVALID);
 	/* member set */
 	ASSERT_EQ(parse_obj(json_pack("{s:s,s:s}", "algorithm", "RS", "n", n)), VEP_ERR_INVALID);
@@ -269,8 +273,10 @@ test_rsa_json_rejections(void)
 	    "kid", "x")), VEP_ERR_INVALID);
 	ASSERT_EQ(parse_obj(json_pack("[s]", "RS")), VEP_ERR_INVALID);
 	/* number syntax */
-	ASSERT_EQ(parse_obj(json_pack("{s:s,s:s,s:i}", "algorithm", "RS", "n", n, "e", 65537)), VEP_ERR_INVALID);
-	ASSERT_EQ(parse_obj(json_pack("{s:s,s:s,s:n}", "algorithm", "RS", "n", n, "e")), VEP_ERR_INVALID);
+	ASSERT_EQ(parse_obj(json_pack("{s:s,s:s,s:i}", "algorithm", "RS", "n", n, "e", 65537)),
+	    VEP_ERR_INVALID);
+	ASSERT_EQ(parse_obj(json_pack("{s:s,s:s,s:n}", "algorithm", "RS", "n", n, "e")),
+	    VEP_ERR_INVALID);
 	ASSERT_EQ(parse_rsa(n, "+65537"), VEP_ERR_INVALID);
 	ASSERT_EQ(parse_rsa(n, "-65537"), VEP_ERR_INVALID);
 	ASSERT_EQ(parse_rsa(n, "065537"), VEP_ERR_INVALID);
@@ -355,10 +361,10 @@ test_dsa_json_rejections(void)
 	ASSERT_TRUE(y && p && q && g);
 	ASSERT_EQ(parse_dsa(y, p, q, g), 0);
 	/* member set / types */
-	ASSERT_EQ(parse_obj(json_pack("{s:s,s:s,s:s,s:s}", "algorithm", "DS", "p", p, "q", q, "g", g)),
-	    VEP_ERR_INVALID);
-	ASSERT_EQ(parse_obj(json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "algorithm", "DS", "y", y, "p", p,
-	    "q", q, "g", g, "x", "1")), VEP_ERR_INVALID);
+	ASSERT_EQ(parse_obj(json_pack("{s:s,s:s,s:s,s:s}", "algorithm", "DS", "p", p, "q", q,
+	    "g", g)), VEP_ERR_INVALID);
+	ASSERT_EQ(parse_obj(json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "algorithm", "DS", "y", y,
+	    "p", p, "q", q, "g", g, "x", "1")), VEP_ERR_INVALID);
 	ASSERT_EQ(parse_obj(json_pack("{s:s,s:s,s:s,s:s,s:i}", "algorithm", "DS", "y", y, "p", p,
 	    "q", q, "g", 2)), VEP_ERR_INVALID);
 	ASSERT_EQ(parse_obj(json_pack("{s:s,s:s,s:s,s:s,s:s}", "algorithm", "DSA", "y", y, "p", p,
@@ -580,7 +586,8 @@ test_sign_verify_all(void)
 		/* tampered message and signature */
 		memcpy(tampered, msg, sizeof(msg));
 		tampered[5] ^= 1;
-		ASSERT_EQ(vep_key_verify(pub, tampered, sizeof(msg) - 1, sig, siglen), VEP_ERR_BADSIG);
+		ASSERT_EQ(vep_key_verify(pub, tampered, sizeof(msg) - 1, sig, siglen),
+		    VEP_ERR_BADSIG);
 		ASSERT_EQ(vep_key_verify(pub, msg, sizeof(msg) - 2, sig, siglen), VEP_ERR_BADSIG);
 		sig[siglen / 2] ^= 0x40;
 		ASSERT_EQ(vep_key_verify(pub, msg, sizeof(msg) - 1, sig, siglen), VEP_ERR_BADSIG);

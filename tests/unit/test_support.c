@@ -132,13 +132,15 @@ test_parse_primary(void)
 	ASSERT_TRUE(vep_key_public_equal(s->keys[2], k3));
 	vep_support_free(s);
 	free(t);
-	t = expand("{\"public-key\":{K1},\"keys\":[],\"authentication\":\"/a\",\"provisioning\":\"/p\"}");
+	t = expand("{\"public-key\":{K1},\"keys\":[],\"authentication\":\"/a\","
+	    "\"provisioning\":\"/p\"}");
 	ASSERT_EQ(parse(t, &s), 0);
 	ASSERT_EQ(s->nkeys, 1);
 	vep_support_free(s);
 	free(t);
 	/* "disabled": false is not disabled. */
-	t = expand("{\"disabled\":false,\"public-key\":{K1},\"authentication\":\"/a\",\"provisioning\":\"/p\"}");
+	t = expand("{\"disabled\":false,\"public-key\":{K1},\"authentication\":\"/a\","
+	    "\"provisioning\":\"/p\"}");
 	ASSERT_EQ(parse(t, &s), 0);
 	ASSERT_EQ(s->disabled, 0);
 	vep_support_free(s);
@@ -209,9 +211,12 @@ test_parse_malformed(void)
 		"{\"public-key\":\"k\",\"authentication\":\"/a\",\"provisioning\":\"/p\"}",
 		"{\"public-key\":{K1},\"authentication\":5,\"provisioning\":\"/p\"}",
 		"{\"public-key\":{K1},\"authentication\":\"/a\",\"provisioning\":\"\"}",
-		"{\"public-key\":{K1},\"keys\":{K2},\"authentication\":\"/a\",\"provisioning\":\"/p\"}",
-		"{\"public-key\":{K1},\"keys\":[1],\"authentication\":\"/a\",\"provisioning\":\"/p\"}",
-		"{\"public-key\":{K1},\"public-key\":{K2},\"authentication\":\"/a\",\"provisioning\":\"/p\"}",
+		"{\"public-key\":{K1},\"keys\":{K2},\"authentication\":\"/a\","
+		"\"provisioning\":\"/p\"}",
+		"{\"public-key\":{K1},\"keys\":[1],\"authentication\":\"/a\","
+		"\"provisioning\":\"/p\"}",
+		"{\"public-key\":{K1},\"public-key\":{K2},\"authentication\":\"/a\","
+		"\"provisioning\":\"/p\"}",
 		"{\"public-key\":{K1},\"authentication\":\"/a\",\"provisioning\":\"/p\"} x",
 	};
 	struct vep_support *s = (struct vep_support *)1;

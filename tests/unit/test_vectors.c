@@ -217,7 +217,8 @@ main(void)
 	const char *path = getenv("VEP_VECTORS");
 	json_error_t e;
 	if (path == NULL || (vectors = json_load_file(path, 0, &e)) == NULL) {
-		fprintf(stderr, "vectors not available (%s): skipping\n", path ? path : "VEP_VECTORS unset");
+		fprintf(stderr, "vectors not available (%s): skipping\n",
+		    path ? path : "VEP_VECTORS unset");
 		return 77;
 	}
 	RUN(test_certs);
