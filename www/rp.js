@@ -23,6 +23,11 @@
   /* Delegations followed before giving up: VEP_MAX_DELEGATIONS of
    * libvep/support.h, Mozilla's verifier's maxDelegations. */
   const MAX_DELEGATIONS = 5;
+  /* How long a closed popup's last message may still be on its way: the
+   * popup posts its answer (or its cancel) and then closes itself, and
+   * the browser may run our closed-window check before it delivers the
+   * message posted just before. */
+  const CLOSED_GRACE_MS = 1000;
 
   function err(code, message) {
     const e = new Error(message);
@@ -62,7 +67,10 @@
   function answerOf(w, authority, email) {
     return new Promise((resolve, reject) => {
       let timer = null;
+      let settled = false;
       function done(fn, v) {
+        if (settled) return;
+        settled = true;
         window.removeEventListener('message', onMessage);
         clearInterval(timer);
         fn(v);
@@ -82,7 +90,10 @@
       }
       window.addEventListener('message', onMessage);
       timer = setInterval(() => {
-        if (w.closed) done(reject, err('closed', 'the sign-in window was closed'));
+        if (!w.closed) return;
+        clearInterval(timer);
+        setTimeout(() => done(reject, err('closed', 'the sign-in window was closed')),
+          CLOSED_GRACE_MS);
       }, 300);
       w.location.href = authority + '/share';
     });
