@@ -5,7 +5,7 @@ latency within 10 s after the load stops.
 
 First, pam_workers' promise with a PAM stack that takes 0.3 s: 5 sign-ins
 per worker started together all succeed (the ones beyond pam_workers wait
-their turn); 2 more than that get 503 at once."""
+their turn); 2 more than that get 503 at once, before any queued one is done."""
 
 import os
 import sys
@@ -93,9 +93,16 @@ def queue_checks(w, auth):
         busy = [r for r in res if r[0] == 503]
         C.eq("%d at once: %d succeed, the other 2 get 503" % (n + 2, n),
              sorted(r[0] for r in res), [200] * n + [503] * 2)
-        C.check("... at once, saying when to retry",
-                len(busy) == 2 and all(r[2] < 0.3 and r[1] is not None for r in busy),
-                repr(busy))
+        # "At once" is measured against the queue itself rather than a clock
+        # (a loaded machine under AddressSanitizer took 0.63 s for the whole
+        # exchange): a 503 must come back before the first queued sign-in
+        # (the one after the first pam_workers) is done, which needs a second
+        # 0.3 s PAM turn.
+        served = sorted(r[2] for r in res if r[0] == 200)
+        first_queued = served[PAM_WORKERS] if len(served) > PAM_WORKERS else 0
+        C.check("... at once (before the first queued sign-in is done), saying when to retry",
+                len(busy) == 2 and all(r[2] < first_queued and r[1] is not None for r in busy),
+                "%r; first queued sign-in done after %.2f s" % (busy, first_queued))
     finally:
         vephelp.write(hook, normal, 0o700)
 
