@@ -96,10 +96,17 @@ load_domain(const struct config *cfg, size_t i, struct vep_keyset *ks,
 	const struct config_domain *cd = &cfg->domains[i];
 	const char *file = cfg->path != NULL ? cfg->path : "(built in)";
 	json_t *entry = NULL, *aliases = NULL;
+	struct vep_keydir_fault fault;
 	char msg[512];
 	int rc;
 
-	if ((rc = vep_keydir_load(cd->key_dir, ks)) == 0 && (rc = keyset_selftest(ks)) == 0)
+	if ((rc = vep_keydir_load_explained(cd->key_dir, ks, &fault)) != 0) {
+		vep_keydir_fault_text(rc, &fault, msg, sizeof(msg));
+		snprintf(err, errlen, "%s:%u: [domain %s] key_dir '%s': %s", file, cd->key_dir_line,
+		    cd->name, cd->key_dir, msg);
+		return rc;
+	}
+	if ((rc = keyset_selftest(ks)) == 0)
 		rc = vep_key_fingerprint(ks->current, fp);
 	if (rc != 0) {
 		snprintf(err, errlen, "%s:%u: [domain %s] key_dir '%s': %s", file, cd->key_dir_line,

@@ -21,6 +21,7 @@
 #include "core/domain.h"
 #include "keyproc/keyring.h"
 #include "core/log.h"
+#include "core/sdnotify.h"
 
 struct event;
 struct faildelay;
@@ -48,6 +49,10 @@ struct authority {
 	struct domain_set *retiring; /* the replaced set, freed once every loop acked */
 	atomic_size_t acks;          /* loops that acked since the swap */
 	struct event *retire_timer;  /* owned: polls acks while a set is retiring */
+	unsigned long long reloads;  /* SIGHUPs answered since start (loop 0 only) */
+	atomic_int reload_failed;    /* 1 while the last reload failed: /healthz
+	                              * says "degraded" (any loop reads it) */
+	struct sdnotify notify;      /* owned: systemd's notify socket (core/sdnotify.h) */
 };
 
 /* The current domain set. Load once per callback and do not keep it
