@@ -712,6 +712,13 @@ main(int argc, char **argv)
 		goto out;
 	}
 	status = EXIT_RUNTIME;
+	a.access_syslog.fd = -1;
+	if (a.cfg->access_log == CONFIG_ACCESS_LOG_SYSLOG && syslog_out_open(&a.access_syslog,
+	    a.cfg->syslog_socket, (int)a.cfg->syslog_facility) != 0) {
+		log_error(&a.log, "access_log = syslog: cannot use syslog_socket '%s'",
+		    a.cfg->syslog_socket);
+		goto out;
+	}
 	/* Before any child starts: only this process may notify. */
 	if (sdnotify_open(&a.notify) != 0)
 		log_warn(&a.log, "NOTIFY_SOCKET names no usable socket: systemd will not hear "
@@ -794,5 +801,6 @@ out:
 	faildelay_free(a.faildelay);
 	config_free(a.cfg);
 	sdnotify_close(&a.notify);
+	syslog_out_close(&a.access_syslog);
 	return status;
 }

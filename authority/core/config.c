@@ -20,6 +20,7 @@
 #include "file.h"
 #include "edge/proxy.h"
 #include "core/fixed_limits.h"
+#include "core/syslog_out.h"
 
 enum config_scope { SCOPE_GLOBAL, SCOPE_DOMAIN };
 
@@ -42,6 +43,10 @@ struct config_key {
 
 static int set_int(const struct config_key *, void *, const char *, const char *, char *, size_t);
 static int set_path(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_access_log(const struct config_key *, void *, const char *, const char *, char *,
+    size_t);
+static int set_facility(const struct config_key *, void *, const char *, const char *, char *,
+    size_t);
 static int set_listen(const struct config_key *, void *, const char *, const char *, char *,
     size_t);
 static int set_url(const struct config_key *, void *, const char *, const char *, char *, size_t);
@@ -104,6 +109,14 @@ static const struct config_key config_keys[] = {
 	  "event loops serving requests, each in its own thread; 0 = one per online CPU" },
 	{ "log_level", SCOPE_GLOBAL, set_loglevel, "info", 0, 0, G(log_level), 0,
 	  "least severe messages logged to stderr: error, warn, info or debug" },
+	{ "access_log", SCOPE_GLOBAL, set_access_log, "stderr", 0, 0, G(access_log), 0,
+	  "where the access log goes, one line per request (client address, host, method, path, "
+	  "status, bytes, duration): stderr (with the other messages, at level info), syslog "
+	  "(syslog_socket) or off" },
+	{ "syslog_socket", SCOPE_GLOBAL, set_path, "/dev/log", 0, 0, G(syslog_socket), 0,
+	  "the syslog daemon's datagram socket, for access_log = syslog" },
+	{ "syslog_facility", SCOPE_GLOBAL, set_facility, "daemon", 0, 0, G(syslog_facility), 0,
+	  "syslog facility of the access log: daemon, user, auth, authpriv or local0 to local7" },
 	{ "shim_origin", SCOPE_GLOBAL, set_url, NULL, 0, 0, G(shim_origin), 0,
 	  "origin the legacy BrowserID pages load the user agent's shim from "
 	  "(provisioning_api.js, authentication_api.js); the provisioning page may be framed "
@@ -382,6 +395,44 @@ set_case(const struct config_key *k, void *field, const char *text, const char *
 		whyf(why, whylen, "must be sensitive or insensitive");
 		return VEP_ERR_INVALID;
 	}
+	return VEP_OK;
+}
+
+static int
+set_access_log(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	static const char *const names[] = {
+		[CONFIG_ACCESS_LOG_STDERR] = "stderr", [CONFIG_ACCESS_LOG_SYSLOG] = "syslog",
+		[CONFIG_ACCESS_LOG_OFF] = "off",
+	};
+	size_t i;
+
+	(void)k;
+	(void)base_dir;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(text, names[i]) == 0) {
+			*(long *)field = (long)i;
+			return VEP_OK;
+		}
+	}
+	whyf(why, whylen, "must be stderr, syslog or off");
+	return VEP_ERR_INVALID;
+}
+
+static int
+set_facility(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	int v;
+
+	(void)k;
+	(void)base_dir;
+	if (syslog_facility_parse(text, &v) != 0) {
+		whyf(why, whylen, "must be daemon, user, auth, authpriv or local0 to local7");
+		return VEP_ERR_INVALID;
+	}
+	*(long *)field = v;
 	return VEP_OK;
 }
 
@@ -670,6 +721,7 @@ config_free(struct config *cfg)
 	free(cfg->embed_origins);
 	free(cfg->tls_cert);
 	free(cfg->tls_key);
+	free(cfg->syslog_socket);
 	free(cfg->user);
 	proxy_list_free(cfg->trusted_proxies);
 	free(cfg);
@@ -680,6 +732,7 @@ config_free(struct config *cfg)
 static const char *const restart_only[] = {
 	"listen", "state_dir", "request_timeout", "header_timeout", "body_timeout",
 	"max_connections", "max_connections_per_addr", "workers", "log_level", "db_max_mib",
+	"access_log", "syslog_socket", "syslog_facility",
 	"pam_service", "pam_timeout", "pam_workers", "pam_min_uid", "user",
 	/* Read by the database writer threads, outside any loop. */
 	"session_idle", "session_lifetime", "throttle_pair_max", "throttle_account_max",
@@ -692,7 +745,8 @@ key_differs(const struct config_key *k, const struct config *a, const struct con
 {
 	const char *fa = (const char *)a + k->offset, *fb = (const char *)b + k->offset;
 
-	if (k->set == set_int || k->set == set_loglevel || k->set == set_case)
+	if (k->set == set_int || k->set == set_loglevel || k->set == set_case ||
+	    k->set == set_access_log || k->set == set_facility)
 		return *(const long *)fa != *(const long *)fb;
 	if (*(char *const *)fa == NULL || *(char *const *)fb == NULL)
 		return *(char *const *)fa != *(char *const *)fb;
@@ -801,6 +855,13 @@ config_check(const struct config *cfg, const char *source, char *err, size_t err
 	if (cfg->session_idle_s > cfg->session_lifetime_s) {
 		snprintf(err, errlen, "%s: key 'session_idle': must not exceed "
 		    "session_lifetime (%ld)", source, cfg->session_lifetime_s);
+		return VEP_ERR_INVALID;
+	}
+	/* A socket address holds sizeof(sun_path) - 1 bytes of path. */
+	if (cfg->access_log == CONFIG_ACCESS_LOG_SYSLOG &&
+	    strlen(cfg->syslog_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		snprintf(err, errlen, "%s: key 'syslog_socket': longer than %zu bytes", source,
+		    sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
 		return VEP_ERR_INVALID;
 	}
 	return VEP_OK;

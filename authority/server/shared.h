@@ -22,6 +22,7 @@
 #include "keyproc/keyring.h"
 #include "core/log.h"
 #include "core/sdnotify.h"
+#include "core/syslog_out.h"
 
 struct event;
 struct faildelay;
@@ -53,6 +54,8 @@ struct authority {
 	atomic_int reload_failed;    /* 1 while the last reload failed: /healthz
 	                              * says "degraded" (any loop reads it) */
 	struct sdnotify notify;      /* owned: systemd's notify socket (core/sdnotify.h) */
+	struct syslog_out access_syslog; /* owned: where access lines go with
+	                                  * access_log = syslog (fd -1 otherwise) */
 };
 
 /* The current domain set. Load once per callback and do not keep it
