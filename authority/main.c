@@ -22,6 +22,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -39,6 +40,7 @@
 #include "core/reloadstate.h"
 #include "core/sdnotify.h"
 #include "auth/pam_spawn.h"
+#include "api/metrics.h"
 #include "api/router.h"
 #include "secmem.h"
 #include "edge/listener.h"
@@ -387,6 +389,8 @@ reload_done(struct authority *a, int ok, const char *reason)
 
 	snprintf(st.reason, sizeof(st.reason), "%s", reason);
 	atomic_store(&a->reload_failed, !ok);
+	if (!ok)
+		atomic_fetch_add_explicit(&a->metrics.reload_failures, 1, memory_order_relaxed);
 	if (reloadstate_write(a->cfg->state_dir, &st) != 0)
 		log_warn(&a->log, "reload: cannot write %s/%s: %s (vep-authority --reload will "
 		    "not see this outcome)", a->cfg->state_dir, RELOADSTATE_FILE, strerror(errno));
@@ -538,6 +542,13 @@ start_loops(struct authority *a, size_t n, const struct run_as *as, char *err, s
 		if ((rc = loop_new(a, i, listen, &a->loops[i], err, errlen)) != 0)
 			return rc;
 	}
+	/* The metrics listener on loop 0, bound (like the others) before any
+	 * privilege is dropped. */
+	if (a->cfg->metrics_listen != NULL && (rc = server_listen(a->loops[0],
+	    a->cfg->metrics_listen, 0, api_metrics, &a->metrics_server)) != 0) {
+		snprintf(err, errlen, "metrics_listen %s: cannot listen", a->cfg->metrics_listen);
+		return rc;
+	}
 	if (as->drop) {
 		if ((rc = privdrop_to(as->uid, as->gid, err, errlen)) != 0)
 			return rc;
@@ -648,6 +659,8 @@ stop_loops(struct authority *a)
 {
 	size_t i;
 
+	server_free(a->metrics_server);
+	a->metrics_server = NULL;
 	for (i = 0; i < a->nloops; i++)
 		loop_stop(a->loops[i]);
 	/* Loop 0 last: the retirement timer lives on its base. */
@@ -678,6 +691,7 @@ main(int argc, char **argv)
 
 	memset(&a, 0, sizeof(a));
 	log_init(&a.log, LOGL_INFO, stderr);
+	clock_gettime(CLOCK_REALTIME, &a.started);
 	if ((status = parse_options(argc, argv, &o)) != 0)
 		return status;
 	if (o.list_keys) {
@@ -773,6 +787,9 @@ main(int argc, char **argv)
 	printf("listening on %s://%s\n", authority_domains(&a)->tls != NULL ? "https" : "http",
 	    server_address(a.loops[0]->server));
 	fflush(stdout);
+	if (a.metrics_server != NULL)
+		log_info(&a.log, "metrics on http://%s%s", server_address(a.metrics_server),
+		    PATH_METRICS);
 	log_info(&a.log, "listening on %s://%s (%zu domain%s, %zu event loop%s)",
 	    authority_domains(&a)->tls != NULL ? "https" : "http",
 	    server_address(a.loops[0]->server), authority_domains(&a)->n,

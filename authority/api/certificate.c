@@ -125,10 +125,12 @@ on_issued(int rc, const struct issuance_cert *c, void *arg)
 		return;
 	}
 	if (rc != 0) {
+		metrics_cert(&r->a->metrics, METRICS_CERT_FAILED);
 		req_add_header(r, "Retry-After", "5");
 		req_reply_error(r, REQ_ERR_UNAVAILABLE);
 		return;
 	}
+	metrics_cert(&r->a->metrics, METRICS_CERT_ISSUED);
 	o = json_pack("{sssssIsI}", "cert", c->cert, "email", c->email,
 	    "iat", (json_int_t)c->iat_ms, "exp", (json_int_t)c->exp_ms);
 	if (o == NULL) {
@@ -183,6 +185,9 @@ api_certificate(struct req *r, const struct signin_session *s)
 		req_add_header(r, "Retry-After", "5");
 out:
 	vep_key_free(user);
-	if (rc != 0)
+	if (rc != 0) {
+		metrics_cert(&r->a->metrics, req_error_status(rc) < 500 ? METRICS_CERT_REFUSED :
+		    METRICS_CERT_FAILED);
 		req_reply_error_text(r, rc, why);
+	}
 }

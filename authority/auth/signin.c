@@ -76,6 +76,7 @@ struct login {
 	struct timespec start;         /* monotonic: the delay counts from here */
 	uint64_t pam_id;
 	int pam_pending;
+	struct timespec pam_start;     /* monotonic: when PAM was asked */
 	int64_t now;                   /* s: when the writer was asked */
 	struct session_tokens tokens;  /* the new session's (secret; wiped with l) */
 	struct event *timer;           /* the failure delay */
@@ -154,11 +155,12 @@ throttle_limits(const struct config *cfg, struct db_throttle_limits *l)
  * (escaped and cut: it is the client's text) or "unknown" when it is not
  * one of ours, and the client address. Never the password. */
 static void
-log_login(const struct authority *a, const char *outcome, const char *email,
+log_login(struct authority *a, const char *outcome, const char *email,
     const char *client_addr)
 {
 	char esc[LOG_ESCAPE_BUFSZ];
 
+	metrics_signin(&a->metrics, outcome);
 	log_info(&a->log, "sign-in %s: account %s from %s", outcome,
 	    email != NULL && email[0] != '\0' ? log_escape(esc, sizeof(esc), email, strlen(email)) :
 	    "unknown", client_addr);
@@ -331,8 +333,12 @@ static void
 on_pam(const struct pam_client_result *res, void *arg)
 {
 	struct login *l = arg;
+	struct timespec now;
 
 	l->pam_pending = 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	metrics_observe(&l->sg->a->metrics.pam, (double)(now.tv_sec - l->pam_start.tv_sec) +
+	    (double)(now.tv_nsec - l->pam_start.tv_nsec) / 1e9);
 	switch (res->outcome) {
 	case PAM_OUTCOME_OK:
 		if (l->mapped) {
@@ -366,6 +372,7 @@ login_ask_pam(struct login *l)
 	size_t i;
 	int rc;
 
+	clock_gettime(CLOCK_MONOTONIC, &l->pam_start);
 	if (l->mapped) {
 		rc = pam_client_start(l->sg->pam, l->account, l->pw, l->pwlen, l->client_addr,
 		    on_pam, l, &l->pam_id);
@@ -670,4 +677,10 @@ signin_free(struct signin *sg)
 	while (sg->logins != NULL)
 		login_report(sg->logins, SRV_ERR_CANCELED, NULL);
 	free(sg);
+}
+
+int
+signin_sessions_alive(struct signin *sg, int64_t *count)
+{
+	return db_session_count(sg->db, (int64_t)time(NULL), count);
 }

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
 
 #include "email.h"
 #include "err.h"
@@ -69,6 +70,9 @@ static int set_origins(const struct config_key *, void *, const char *, const ch
 static const struct config_key config_keys[] = {
 	{ "listen", SCOPE_GLOBAL, set_listen, "127.0.0.1:8080", 0, 0, G(listen), 0,
 	  "address and port to listen on, ADDR:PORT or [IPv6]:PORT; port 0 picks a free port" },
+	{ "metrics_listen", SCOPE_GLOBAL, set_listen, NULL, 0, 0, G(metrics_listen), 0,
+	  "address and port of a second listener that serves only GET /metrics (Prometheus "
+	  "text format) for the operator; unset = off" },
 	{ "state_dir", SCOPE_GLOBAL, set_path, "/var/lib/vep-authority", 0, 0, G(state_dir), 0,
 	  "directory for the authority's state (database); must not be accessible by group "
 	  "or others" },
@@ -715,6 +719,7 @@ config_free(struct config *cfg)
 	free(cfg->domains);
 	free(cfg->path);
 	free(cfg->listen);
+	free(cfg->metrics_listen);
 	free(cfg->state_dir);
 	free(cfg->pam_service);
 	free(cfg->shim_origin);
@@ -730,7 +735,7 @@ config_free(struct config *cfg)
 /* Keys a running server cannot change: its sockets, threads, database,
  * PAM helpers and identity are set up once at start. */
 static const char *const restart_only[] = {
-	"listen", "state_dir", "request_timeout", "header_timeout", "body_timeout",
+	"listen", "metrics_listen", "state_dir", "request_timeout", "header_timeout", "body_timeout",
 	"max_connections", "max_connections_per_addr", "workers", "log_level", "db_max_mib",
 	"access_log", "syslog_socket", "syslog_facility",
 	"pam_service", "pam_timeout", "pam_workers", "pam_min_uid", "user",
@@ -849,22 +854,42 @@ config_set(struct config *cfg, const char *source, const char *key, const char *
 	return rc;
 }
 
-int
-config_check(const struct config *cfg, const char *source, char *err, size_t errlen)
+/* The rules between keys, shared by the file's parser (which names the
+ * line) and config_check: the key at fault, with why, or NULL. */
+static const char *
+cross_problem(const struct config *cfg, char *why, size_t whylen)
 {
 	if (cfg->session_idle_s > cfg->session_lifetime_s) {
-		snprintf(err, errlen, "%s: key 'session_idle': must not exceed "
-		    "session_lifetime (%ld)", source, cfg->session_lifetime_s);
-		return VEP_ERR_INVALID;
+		whyf(why, whylen, "must not exceed session_lifetime (%ld)", cfg->session_lifetime_s);
+		return "session_idle";
+	}
+	/* Both listeners use SO_REUSEPORT: on one address the kernel would
+	 * spread the public clients over the metrics listener too. */
+	if (cfg->metrics_listen != NULL && strcmp(cfg->metrics_listen, cfg->listen) == 0 &&
+	    strcmp(cfg->listen + strlen(cfg->listen) - 2, ":0") != 0) {
+		whyf(why, whylen, "must differ from listen (%s)", cfg->listen);
+		return "metrics_listen";
 	}
 	/* A socket address holds sizeof(sun_path) - 1 bytes of path. */
 	if (cfg->access_log == CONFIG_ACCESS_LOG_SYSLOG &&
 	    strlen(cfg->syslog_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
-		snprintf(err, errlen, "%s: key 'syslog_socket': longer than %zu bytes", source,
+		whyf(why, whylen, "longer than %zu bytes",
 		    sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
-		return VEP_ERR_INVALID;
+		return "syslog_socket";
 	}
-	return VEP_OK;
+	return NULL;
+}
+
+int
+config_check(const struct config *cfg, const char *source, char *err, size_t errlen)
+{
+	char why[256];
+	const char *key = cross_problem(cfg, why, sizeof(why));
+
+	if (key == NULL)
+		return VEP_OK;
+	snprintf(err, errlen, "%s: key '%s': %s", source, key, why);
+	return VEP_ERR_INVALID;
 }
 
 static char *
@@ -1003,7 +1028,8 @@ parse_assignment(struct parse *p, char *s)
 static int
 parse_text(struct parse *p, char *text, size_t len)
 {
-	char *line = text, *nl, *s;
+	char *line = text, *nl, *s, why[256];
+	const char *bad;
 	int rc;
 
 	if (memchr(text, '\0', len) != NULL) {
@@ -1032,13 +1058,14 @@ parse_text(struct parse *p, char *text, size_t len)
 	}
 	if ((rc = close_domain(p)) != 0)
 		return rc;
-	if (p->cfg->session_idle_s > p->cfg->session_lifetime_s) {
-		const struct config_key *k = find_key("session_idle");
-		p->line = p->line_global[k - config_keys];
-		if (p->line == 0)
+	if ((bad = cross_problem(p->cfg, why, sizeof(why))) != NULL) {
+		/* The line of the key at fault; else of the key it conflicts with. */
+		p->line = p->line_global[find_key(bad) - config_keys];
+		if (p->line == 0 && strcmp(bad, "session_idle") == 0)
 			p->line = p->line_global[find_key("session_lifetime") - config_keys];
-		return perr(p, "session_idle", "must not exceed session_lifetime (%ld)",
-		    p->cfg->session_lifetime_s);
+		if (p->line == 0 && strcmp(bad, "metrics_listen") == 0)
+			p->line = p->line_global[find_key("listen") - config_keys];
+		return perr(p, bad, "%s", why);
 	}
 	if (p->cfg->ndomains == 0) {
 		snprintf(p->err, p->errlen, "%s: no [domain NAME] section: at least one served "

@@ -52,6 +52,7 @@ enum config_access_log {
 struct config {
 	char *path;                 /* file read, or NULL when built in (demo) */
 	char *listen;               /* "ADDR:PORT" (IPv6 as "[ADDR]:PORT") */
+	char *metrics_listen;       /* "ADDR:PORT" of the Prometheus listener, or NULL: off */
 	char *state_dir;            /* absolute path */
 	long max_age_s;             /* Cache-Control max-age of discovery documents */
 	long request_timeout_s;     /* idle / slow request timeout per connection */

@@ -980,12 +980,13 @@ access_log(const struct req *r, int status, size_t len)
 	struct timespec now;
 	double ms;
 
-	if (cfg->access_log == CONFIG_ACCESS_LOG_OFF ||
-	    (cfg->access_log == CONFIG_ACCESS_LOG_STDERR && r->a->log.level < LOGL_INFO))
-		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	ms = (double)(now.tv_sec - r->start.tv_sec) * 1e3 +
 	    (double)(now.tv_nsec - r->start.tv_nsec) / 1e6;
+	metrics_observe(&r->a->metrics.request, ms / 1e3);
+	if (cfg->access_log == CONFIG_ACCESS_LOG_OFF ||
+	    (cfg->access_log == CONFIG_ACCESS_LOG_STDERR && r->a->log.level < LOGL_INFO))
+		return;
 	/* The path only: the query may carry an address, which is the
 	 * user's business, not the log's. */
 	log_escape(path, sizeof(path), r->path != NULL ? r->path : r->target,

@@ -16,11 +16,13 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "core/config.h"
 #include "core/domain.h"
 #include "keyproc/keyring.h"
 #include "core/log.h"
+#include "core/metrics.h"
 #include "core/sdnotify.h"
 #include "core/syslog_out.h"
 
@@ -54,6 +56,9 @@ struct authority {
 	atomic_int reload_failed;    /* 1 while the last reload failed: /healthz
 	                              * says "degraded" (any loop reads it) */
 	struct sdnotify notify;      /* owned: systemd's notify socket (core/sdnotify.h) */
+	struct metrics metrics;      /* counters every loop adds to (core/metrics.h) */
+	struct server *metrics_server; /* owned: the metrics_listen listener, or NULL */
+	struct timespec started;     /* CLOCK_REALTIME at start, for the metrics */
 	struct syslog_out access_syslog; /* owned: where access lines go with
 	                                  * access_log = syslog (fd -1 otherwise) */
 };
