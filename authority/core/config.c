@@ -735,7 +735,8 @@ config_free(struct config *cfg)
 /* Keys a running server cannot change: its sockets, threads, database,
  * PAM helpers and identity are set up once at start. */
 static const char *const restart_only[] = {
-	"listen", "metrics_listen", "state_dir", "request_timeout", "header_timeout", "body_timeout",
+	"listen", "metrics_listen", "state_dir", "request_timeout", "header_timeout",
+	"body_timeout",
 	"max_connections", "max_connections_per_addr", "workers", "log_level", "db_max_mib",
 	"access_log", "syslog_socket", "syslog_facility",
 	"pam_service", "pam_timeout", "pam_workers", "pam_min_uid", "user",
@@ -860,7 +861,8 @@ static const char *
 cross_problem(const struct config *cfg, char *why, size_t whylen)
 {
 	if (cfg->session_idle_s > cfg->session_lifetime_s) {
-		whyf(why, whylen, "must not exceed session_lifetime (%ld)", cfg->session_lifetime_s);
+		whyf(why, whylen, "must not exceed session_lifetime (%ld)",
+		    cfg->session_lifetime_s);
 		return "session_idle";
 	}
 	/* Both listeners use SO_REUSEPORT: on one address the kernel would

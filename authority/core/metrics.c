@@ -125,7 +125,8 @@ put_hist(struct text *t, const char *name, const char *help, const struct metric
 		cum += load(&h->le[i]);
 		/* Observations land in count last: never report more in a
 		 * bucket than in the total. */
-		put(t, "%s_bucket{le=\"%g\"} %lu\n", name, bucket_bounds[i], cum < count ? cum : count);
+		put(t, "%s_bucket{le=\"%g\"} %lu\n", name, bucket_bounds[i],
+		    cum < count ? cum : count);
 	}
 	put(t, "%s_bucket{le=\"+Inf\"} %lu\n", name, count);
 	put(t, "%s_sum %.6f\n%s_count %lu\n", name,

@@ -38,7 +38,7 @@ enum metrics_cert {
 
 /* Histogram bucket upper bounds in seconds (the +Inf bucket is implied). */
 #define METRICS_BUCKETS { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, \
-	                  2.5, 5.0, 10.0 }
+			  2.5, 5.0, 10.0 }
 #define METRICS_NBUCKETS 13
 
 struct metrics_hist {
