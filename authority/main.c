@@ -12,6 +12,7 @@
  * failure (e.g. cannot bind), 2 usage or configuration error.
  */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <malloc.h>
 #include <signal.h>
@@ -21,6 +22,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -35,7 +37,10 @@
 #include "keyproc/keeper.h"
 #include "core/log.h"
 #include "core/privdrop.h"
+#include "core/reloadstate.h"
+#include "core/sdnotify.h"
 #include "auth/pam_spawn.h"
+#include "api/metrics.h"
 #include "api/router.h"
 #include "secmem.h"
 #include "edge/listener.h"
@@ -56,6 +61,7 @@ struct options {
 	int check;
 	int demo;
 	int list_keys;
+	long long reload_pid;        /* --reload PID, 0 when not given */
 	const char *sets[OPTIONS_MAX_SETS];  /* --set KEY=VALUE, in order */
 	size_t nsets;
 };
@@ -68,6 +74,7 @@ usage(FILE *f)
 	    "[--set KEY=VALUE]...\n"
 	    "       vep-authority --demo [--state DIR] [--listen ADDR:PORT] [--check]\n"
 	    "                     [--set KEY=VALUE]...\n"
+	    "       vep-authority --config FILE --reload PID\n"
 	    "       vep-authority --list-keys\n"
 	    "\n"
 	    "  --config FILE       read settings from FILE (see CONFIG.md)\n"
@@ -78,6 +85,9 @@ usage(FILE *f)
 	    "  --listen ADDR:PORT  listen address (overrides listen; port 0 picks one)\n"
 	    "  --set KEY=VALUE     set a global configuration key (repeatable; after the\n"
 	    "                      file or the demo's defaults, e.g. --set shim_origin=URL)\n"
+	    "  --reload PID        ask the authority PID (serving FILE's state_dir) to\n"
+	    "                      reload, wait for the outcome: exit 0 reloaded, 1 not\n"
+	    "                      (the reason on stderr); systemd's ExecReload\n"
 	    "  --list-keys         print every configuration key with its default\n");
 }
 
@@ -93,6 +103,7 @@ parse_options(int argc, char **argv, struct options *o)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "list-keys", no_argument, NULL, 'K' },
 		{ "set", required_argument, NULL, 'S' },
+		{ "reload", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -115,6 +126,18 @@ parse_options(int argc, char **argv, struct options *o)
 			}
 			o->sets[o->nsets++] = optarg;
 			break;
+		case 'R': {
+			char *end;
+			errno = 0;
+			o->reload_pid = strtoll(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || end == optarg || o->reload_pid <= 1 ||
+			    o->reload_pid > INT_MAX) {
+				fprintf(stderr, "vep-authority: --reload PID: not a process id: "
+				    "'%s'\n", optarg);
+				return EXIT_CONFIG;
+			}
+			break;
+		}
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return EXIT_CONFIG;
 		}
@@ -296,6 +319,7 @@ on_stop(evutil_socket_t sig, short what, void *arg)
 	size_t i;
 
 	log_info(&a->log, "signal %d: shutting down", (int)sig);
+	sdnotify_send(&a->notify, "STOPPING=1\nSTATUS=shutting down (signal %d)", (int)sig);
 	for (i = 0; i < a->nloops; i++)
 		loop_stop(a->loops[i]);
 }
@@ -330,6 +354,50 @@ settle_domains(struct authority *a, int taken)
 		    "refused");
 }
 
+/* Writes what one domain now serves into buf: the signing key's
+ * fingerprint, then the other published keys'. */
+static void
+served_keys_text(const struct domain *d, char *buf, size_t len)
+{
+	const struct {
+		const vep_key *k;
+		const char *role;
+	} keys[] = {
+		{ d->keys.current, "signing" }, { d->keys.next, "next" },
+		{ d->keys.previous, "previous" },
+	};
+	char fp[VEP_FINGERPRINT_BUFSZ];
+	size_t used = 0, i;
+	int n;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]) && used < len; i++) {
+		if (keys[i].k == NULL || vep_key_fingerprint(keys[i].k, fp) != 0)
+			continue;
+		n = snprintf(buf + used, len - used, "%s%s %s", used > 0 ? ", " : "", keys[i].role,
+		    fp);
+		used += n > 0 ? (size_t)n : 0;
+	}
+}
+
+/* Records a reload's outcome where --reload and /healthz look, and tells
+ * systemd the service is ready again. */
+static void
+reload_done(struct authority *a, int ok, const char *reason)
+{
+	struct reloadstate st = { (long long)getpid(), ++a->reloads, ok, "" };
+
+	snprintf(st.reason, sizeof(st.reason), "%s", reason);
+	atomic_store(&a->reload_failed, !ok);
+	if (!ok)
+		atomic_fetch_add_explicit(&a->metrics.reload_failures, 1, memory_order_relaxed);
+	if (reloadstate_write(a->cfg->state_dir, &st) != 0)
+		log_warn(&a->log, "reload: cannot write %s/%s: %s (vep-authority --reload will "
+		    "not see this outcome)", a->cfg->state_dir, RELOADSTATE_FILE, strerror(errno));
+	sdnotify_send(&a->notify, "READY=1\nSTATUS=%s", ok ? "serving; last reload succeeded" :
+	    "serving the old configuration and keys: the last reload failed");
+}
+
 /* Asks the key process to read the configuration and keys again, builds
  * the new domain set from what it passes on and swaps it in whole: a
  * configuration or key that fails leaves everything as it was. */
@@ -338,31 +406,39 @@ on_reload(evutil_socket_t sig, short what, void *arg)
 {
 	struct authority *a = arg;
 	struct domain_set *next = NULL;
-	char err[1024], names[256];
+	char err[1024], names[256], keys[4 * VEP_FINGERPRINT_BUFSZ];
 	size_t i;
 	int rc;
 
+	sdnotify_send(&a->notify, "RELOADING=1\nSTATUS=reloading");
 	if ((rc = load_domains(a, &next, err, sizeof(err))) != 0) {
 		log_error(&a->log, "reload: %s (still serving the old configuration and keys)",
 		    err);
+		reload_done(a, 0, err);
 		return;
 	}
 	if (config_restart_changes(a->cfg, next->cfg, names, sizeof(names)) > 0)
 		log_warn(&a->log, "reload: %s changed in the configuration: takes effect "
 		    "at the next start (the rest is reloaded)", names);
 	if ((rc = loops_domains_swap(a, next)) != 0) {
-		log_error(&a->log, "reload: %s (still serving the old configuration and keys)",
-		    rc == VEP_ERR_EXISTS ?
+		snprintf(err, sizeof(err), "%s", rc == VEP_ERR_EXISTS ?
 		    "the previous reload is still settling; send SIGHUP again" :
 		    vep_strerror(rc));
+		log_error(&a->log, "reload: %s (still serving the old configuration and keys)",
+		    err);
 		settle_domains(a, 0);
+		reload_done(a, 0, err);
 		return;
 	}
 	settle_domains(a, 1);
-	for (i = 0; i < next->n; i++)
-		log_info(&a->log, "reload %s: configuration and keys loaded", next->v[i].cfg->name);
+	for (i = 0; i < next->n; i++) {
+		served_keys_text(&next->v[i], keys, sizeof(keys));
+		log_info(&a->log, "reload %s: configuration and keys loaded; %s",
+		    next->v[i].cfg->name, keys);
+	}
 	if (next->tls != NULL)
 		log_info(&a->log, "reload: TLS certificate loaded for new connections");
+	reload_done(a, 1, "reloaded");
 }
 
 /* The key process ended while we serve: nothing can be signed and no PAM
@@ -466,6 +542,13 @@ start_loops(struct authority *a, size_t n, const struct run_as *as, char *err, s
 		if ((rc = loop_new(a, i, listen, &a->loops[i], err, errlen)) != 0)
 			return rc;
 	}
+	/* The metrics listener on loop 0, bound (like the others) before any
+	 * privilege is dropped. */
+	if (a->cfg->metrics_listen != NULL && (rc = server_listen(a->loops[0],
+	    a->cfg->metrics_listen, 0, api_metrics, &a->metrics_server)) != 0) {
+		snprintf(err, errlen, "metrics_listen %s: cannot listen", a->cfg->metrics_listen);
+		return rc;
+	}
 	if (as->drop) {
 		if ((rc = privdrop_to(as->uid, as->gid, err, errlen)) != 0)
 			return rc;
@@ -541,11 +624,43 @@ check_all(const struct options *o, const struct config *cfg)
 	return 0;
 }
 
+/* --reload PID: exit 0 when PID reloaded, 1 when its reload failed or it
+ * could not be asked (the reason on stderr). */
+static int
+request_reload(const struct config *cfg, pid_t pid)
+{
+	char msg[RELOADSTATE_REASON_MAX + 128];
+	int rc = reloadstate_request(cfg->state_dir, pid, RELOADSTATE_WAIT_MS, msg, sizeof(msg));
+
+	if (rc == 0) {
+		printf("vep-authority: process %lld reloaded\n", (long long)pid);
+		return 0;
+	}
+	fprintf(stderr, "vep-authority: %s%s\n", rc == 1 ? "reload failed: " : "", msg);
+	return EXIT_RUNTIME;
+}
+
+/* Serving: the reload status starts over, and systemd hears that we are
+ * ready (Type=notify) and which process is the main one. */
+static void
+started(struct authority *a)
+{
+	struct reloadstate st = { (long long)getpid(), 0, 1, "started" };
+
+	if (reloadstate_write(a->cfg->state_dir, &st) != 0)
+		log_warn(&a->log, "cannot write %s/%s: %s (vep-authority --reload will not work)",
+		    a->cfg->state_dir, RELOADSTATE_FILE, strerror(errno));
+	sdnotify_send(&a->notify, "READY=1\nMAINPID=%lld\nSTATUS=listening on %s",
+	    (long long)getpid(), server_address(a->loops[0]->server));
+}
+
 static void
 stop_loops(struct authority *a)
 {
 	size_t i;
 
+	server_free(a->metrics_server);
+	a->metrics_server = NULL;
 	for (i = 0; i < a->nloops; i++)
 		loop_stop(a->loops[i]);
 	/* Loop 0 last: the retirement timer lives on its base. */
@@ -576,6 +691,7 @@ main(int argc, char **argv)
 
 	memset(&a, 0, sizeof(a));
 	log_init(&a.log, LOGL_INFO, stderr);
+	clock_gettime(CLOCK_REALTIME, &a.started);
 	if ((status = parse_options(argc, argv, &o)) != 0)
 		return status;
 	if (o.list_keys) {
@@ -589,6 +705,10 @@ main(int argc, char **argv)
 	status = EXIT_CONFIG;
 	if (load_config(&o, &a.cfg) != 0)
 		goto out;
+	if (o.reload_pid > 0) {
+		status = request_reload(a.cfg, (pid_t)o.reload_pid);
+		goto out;
+	}
 	a.demo = o.demo;
 	a.log.level = (enum log_level)a.cfg->log_level;
 	if (router_self_check() != 0) {
@@ -606,6 +726,17 @@ main(int argc, char **argv)
 		goto out;
 	}
 	status = EXIT_RUNTIME;
+	a.access_syslog.fd = -1;
+	if (a.cfg->access_log == CONFIG_ACCESS_LOG_SYSLOG && syslog_out_open(&a.access_syslog,
+	    a.cfg->syslog_socket, (int)a.cfg->syslog_facility) != 0) {
+		log_error(&a.log, "access_log = syslog: cannot use syslog_socket '%s'",
+		    a.cfg->syslog_socket);
+		goto out;
+	}
+	/* Before any child starts: only this process may notify. */
+	if (sdnotify_open(&a.notify) != 0)
+		log_warn(&a.log, "NOTIFY_SOCKET names no usable socket: systemd will not hear "
+		    "that the authority is ready");
 	if (a.demo && demo_pam_setup(a.cfg->state_dir, a.cfg->pam_service, &a.pam_env, err,
 	    sizeof(err)) != 0) {
 		log_error(&a.log, "%s", err);
@@ -656,12 +787,16 @@ main(int argc, char **argv)
 	printf("listening on %s://%s\n", authority_domains(&a)->tls != NULL ? "https" : "http",
 	    server_address(a.loops[0]->server));
 	fflush(stdout);
+	if (a.metrics_server != NULL)
+		log_info(&a.log, "metrics on http://%s%s", server_address(a.metrics_server),
+		    PATH_METRICS);
 	log_info(&a.log, "listening on %s://%s (%zu domain%s, %zu event loop%s)",
 	    authority_domains(&a)->tls != NULL ? "https" : "http",
 	    server_address(a.loops[0]->server), authority_domains(&a)->n,
 	    authority_domains(&a)->n == 1 ? "" : "s", a.nloops, a.nloops == 1 ? "" : "s");
 	if (a.demo && demo_start(&a) != 0)
 		goto out;
+	started(&a);
 	if (event_base_dispatch(a.loops[0]->base) != 0) {
 		log_error(&a.log, "event loop failed");
 		goto out;
@@ -682,5 +817,7 @@ out:
 	demo_pam_env_free(a.pam_env);
 	faildelay_free(a.faildelay);
 	config_free(a.cfg);
+	sdnotify_close(&a.notify);
+	syslog_out_close(&a.access_syslog);
 	return status;
 }

@@ -13,7 +13,9 @@
 #include "err.h"
 #include "key.h"
 #include "keydir.h"
+#include "audit_signer.h"
 #include "kt.h"
+#include "util.h"
 
 /* What genkey can make: the domain key is RS256; the rest are user keys. */
 static const struct {
@@ -290,15 +292,63 @@ kt_cmd_prepare(const struct kt_cmd *self, int argc, char **argv)
 	return rc;
 }
 
+/* Whether certificates the key signed may still be valid, from the
+ * authority's audit trail in state: 0 when none can be (or --force), else
+ * KT_EXIT_INVALID or KT_EXIT_USAGE after saying why. */
+static int
+retire_allowed(const vep_key *previous, const char *state, int force)
+{
+	char fp[VEP_FINGERPRINT_BUFSZ], until[64], err[512];
+	int64_t exp_ms = 0;
+
+	if (force)
+		return 0;
+	if (state == NULL) {
+		kt_err("cannot tell whether certificates signed by the previous key are still "
+		    "valid: give --state DIR (the authority's state_dir), or --force");
+		return KT_EXIT_USAGE;
+	}
+	if (vep_key_fingerprint(previous, fp) != 0) {
+		kt_err("cannot compute the previous key's fingerprint");
+		return KT_EXIT_USAGE;
+	}
+	if (kt_audit_signer_expiry(state, fp, &exp_ms, err, sizeof(err)) != 0) {
+		kt_err("%s", err);
+		return KT_EXIT_USAGE;
+	}
+	if (exp_ms <= vep_now_ms())
+		return 0;
+	kt_iso8601(exp_ms, until);
+	kt_err("certificates signed by the previous key %s are valid until %s: verifiers "
+	    "need it published until then; retire after that, or with --force", fp, until);
+	return KT_EXIT_INVALID;
+}
+
 int
 kt_cmd_retire(const struct kt_cmd *self, int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "dir", required_argument, NULL, 'd' },
+		{ "state", required_argument, NULL, 's' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct vep_keyset ks = { 0 };
-	const char *dir;
-	int r, rc;
+	const char *dir = NULL, *state = NULL;
+	int c, force = 0, r, rc;
 
-	if ((r = kt_dir_args(self, argc, argv, &dir)) != 0)
-		return r < 0 ? KT_EXIT_OK : r;
+	while ((c = getopt_long(argc, argv, "d:s:fh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': dir = optarg; break;
+		case 's': state = optarg; break;
+		case 'f': force = 1; break;
+		case 'h': kt_help(self); return KT_EXIT_OK;
+		default: kt_usage_error(self, "bad option"); return KT_EXIT_USAGE;
+		}
+	}
+	if (dir == NULL || optind != argc)
+		return kt_usage_error(self, "--dir DIR is required");
 	if (kt_load_dir(dir, &ks) != 0) {
 		rc = KT_EXIT_USAGE;
 		goto out;
@@ -308,6 +358,8 @@ kt_cmd_retire(const struct kt_cmd *self, int argc, char **argv)
 		rc = KT_EXIT_OK;
 		goto out;
 	}
+	if ((rc = retire_allowed(ks.previous, state, force)) != 0)
+		goto out;
 	if ((r = vep_keydir_retire(dir)) != 0) {
 		kt_err("%s: %s", dir, vep_strerror(r));
 		rc = KT_EXIT_USAGE;

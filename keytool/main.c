@@ -35,9 +35,13 @@ static const struct kt_cmd kt_cmds[] = {
 	  "next key); prints its fingerprint. Certificates signed with the old\n"
 	  "key keep verifying while it is published as previous; reload the\n"
 	  "authority afterwards.\n" },
-	{ "retire", kt_cmd_retire, "--dir DIR",
-	  "Removes the previous key (once no certificate signed with it can still\n"
-	  "be in use: the certificate lifetime after the last rotation).\n" },
+	{ "retire", kt_cmd_retire, "--dir DIR (--state DIR | --force)",
+	  "Removes the previous key once no certificate it signed can still be\n"
+	  "valid. --state DIR (the authority's state_dir) lets it ask the audit\n"
+	  "trail when the last one expires: before then it refuses (exit 1) and\n"
+	  "says until when. --force retires without asking (certificates issued\n"
+	  "before the audit recorded signers, i.e. before this version, are not\n"
+	  "known to it).\n" },
 	{ "keys", kt_cmd_keys, "--dir DIR",
 	  "Lists the keys of a key directory: role, algorithm, fingerprint.\n" },
 	{ "support-doc", kt_cmd_support_doc,

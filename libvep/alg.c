@@ -65,6 +65,40 @@ vep_alg_by_size(enum vep_family family, int bits, int qbits)
 	return NULL;
 }
 
+void
+vep_alg_sizes_text(char *out, size_t outlen)
+{
+	static const struct {
+		enum vep_family family;
+		const char *name;
+	} fam[] = { { VEP_FAMILY_RSA, "RSA" }, { VEP_FAMILY_DSA, "DSA" } };
+	size_t used = 0, f, i;
+	int n, first;
+
+	if (out == NULL || outlen == 0)
+		return;
+	out[0] = '\0';
+	for (f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
+		first = 1;
+		for (i = 0; i < ALG_COUNT && used < outlen; i++) {
+			const struct vep_alg *a = &alg_table[i];
+
+			if (a->family != fam[f].family)
+				continue;
+			if (a->qbits > 0)
+				n = snprintf(out + used, outlen - used, "%s%d/%d", first ?
+				    (f > 0 ? " bits, DSA " : "DSA ") : " or ", a->bits, a->qbits);
+			else
+				n = snprintf(out + used, outlen - used, "%s%d", first ?
+				    (f > 0 ? " bits, RSA " : "RSA ") : " or ", a->bits);
+			used += n > 0 ? (size_t)n : 0;
+			first = 0;
+		}
+	}
+	if (used < outlen)
+		snprintf(out + used, outlen - used, " bits");
+}
+
 const struct vep_alg_ops *
 vep_alg_ops_by_json_name(const char *name)
 {

@@ -33,4 +33,9 @@ const struct vep_alg *vep_alg_by_name(const char *name);
  * protocol does not allow that size. */
 const struct vep_alg *vep_alg_by_size(enum vep_family family, int bits, int qbits);
 
+/* Writes the key sizes the table allows, for messages that must say what
+ * would have been accepted: "RSA 2048 or 1024 bits, DSA 1024/160 or
+ * 2048/256 bits". Always NUL-terminates (truncating when out is short). */
+void vep_alg_sizes_text(char *out, size_t outlen);
+
 #endif

@@ -11,12 +11,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <openssl/bio.h>
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 
@@ -26,10 +29,6 @@
 #include "key.h"
 #include "secmem.h"
 #include "util.h"
-
-/* Largest private-key PEM file or buffer read (bytes); a 2048-bit PKCS#8
- * key is under 2 KiB, so anything near this is not a key of ours. */
-#define VEP_KEY_PEM_MAX_BYTES (64 * 1024)
 
 struct vep_key {
 	EVP_PKEY *pkey;
@@ -145,6 +144,38 @@ vep_key_from_pem(const char *pem, size_t len, vep_key **out)
 out:
 	BIO_free(bio);
 	return rc;
+}
+
+void
+vep_key_pem_describe(const char *pem, size_t len, char *out, size_t outlen)
+{
+	EVP_PKEY *pkey = NULL;
+	BIGNUM *q = NULL;
+	BIO *bio = NULL;
+	const char *type;
+
+	if (out == NULL || outlen == 0)
+		return;
+	snprintf(out, outlen, "not a PEM private key");
+	if (pem == NULL || len > VEP_KEY_PEM_MAX_BYTES ||
+	    (bio = BIO_new_mem_buf(pem, (int)len)) == NULL ||
+	    (pkey = PEM_read_bio_PrivateKey(bio, NULL, pem_no_password, NULL)) == NULL)
+		goto out;
+	if (EVP_PKEY_is_a(pkey, "RSA"))
+		snprintf(out, outlen, "an RSA key of %d bits", EVP_PKEY_get_bits(pkey));
+	else if (EVP_PKEY_is_a(pkey, "DSA") &&
+	    EVP_PKEY_get_bn_param(pkey, OSSL_PKEY_PARAM_FFC_Q, &q) == 1)
+		snprintf(out, outlen, "a DSA key of %d/%d bits", EVP_PKEY_get_bits(pkey),
+		    BN_num_bits(q));
+	else if ((type = EVP_PKEY_get0_type_name(pkey)) != NULL)
+		snprintf(out, outlen, "a key of type %s", type);
+	else
+		snprintf(out, outlen, "a key of a type OpenSSL cannot name");
+out:
+	BN_free(q);
+	EVP_PKEY_free(pkey);
+	BIO_free(bio);
+	ERR_clear_error();
 }
 
 /* Loads a private key file, checking the opened file (not the path, which

@@ -46,6 +46,10 @@ typedef struct vep_key vep_key;
 /* Largest decoded length of a single number string in key JSON (chars). */
 #define VEP_KEY_NUM_MAX_CHARS 1024
 
+/* Largest private-key PEM file or buffer read (bytes); a 2048-bit PKCS#8
+ * key is under 2 KiB, so anything near this is not a key of ours. */
+#define VEP_KEY_PEM_MAX_BYTES (64 * 1024)
+
 /* Generates an RSA key of 1024 or 2048 bits (e = 65537). */
 int vep_key_generate_rsa(int bits, vep_key **out);
 
@@ -60,6 +64,12 @@ int vep_key_load_private(const char *path, vep_key **out);
 
 /* Like vep_key_load_private, from PEM bytes in memory (no permission check). */
 int vep_key_from_pem(const char *pem, size_t len, vep_key **out);
+
+/* Says what PEM bytes hold, for a message about a key that was refused:
+ * "an RSA key of 4096 bits", "a DSA key of 1024/224 bits", "an ED25519
+ * key", or "not a PEM private key". Accepts any key OpenSSL parses (it
+ * only describes; vep_key_from_pem decides). Always NUL-terminates out. */
+void vep_key_pem_describe(const char *pem, size_t len, char *out, size_t outlen);
 
 /* Writes the private key as PKCS#8 PEM to a new file with mode 0600, fsyncs
  * it. Refuses to overwrite (VEP_ERR_EXISTS). VEP_ERR_NOKEY without a private half. */

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "file.h"
 #include "key.h"
 #include "keydir.h"
 
@@ -147,11 +148,33 @@ out:
 	return r;
 }
 
-/* Loads the optional key DIR/name into *out (NULL when absent). A key equal
- * to current is dropped: a rotation interrupted between its renames leaves
- * the same key under two names, and it is published once. */
+/* Records which file failed and what it holds (read again: the load
+ * itself keeps no bytes). Only for messages; errors here are ignored. */
+static void
+keydir_fault_note(const char *path, const char *name, struct vep_keydir_fault *fault)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (fault == NULL)
+		return;
+	fault->file = name;
+	fault->bytes = lstat(path, &st) == 0 && S_ISREG(st.st_mode) ? (long long)st.st_size : -1;
+	fault->what[0] = '\0';
+	if (vep_file_read(path, VEP_KEY_PEM_MAX_BYTES, VEP_FILE_NOFOLLOW | VEP_FILE_OWNER_ONLY,
+	    &buf, &len) == 0)
+		vep_key_pem_describe(buf, len, fault->what, sizeof(fault->what));
+	vep_file_free(buf, len);
+}
+
+/* Loads DIR/name into *out. A missing file is VEP_ERR_NOKEY when required,
+ * else fine (*out NULL). A key equal to current is dropped: a rotation
+ * interrupted between its renames leaves the same key under two names, and
+ * it is published once. */
 static int
-keydir_load_optional(const char *dir, const char *name, const vep_key *current, vep_key **out)
+keydir_load_one(const char *dir, const char *name, int required, const vep_key *current,
+    vep_key **out, struct vep_keydir_fault *fault)
 {
 	char path[KEYDIR_PATH_MAX];
 	int r;
@@ -159,11 +182,20 @@ keydir_load_optional(const char *dir, const char *name, const vep_key *current, 
 	*out = NULL;
 	if ((r = keydir_path(dir, name, path)) != 0)
 		return r;
-	if ((r = keydir_exists(path)) <= 0)
+	if ((r = keydir_exists(path)) <= 0) {
+		if (r == 0 && required)
+			r = VEP_ERR_NOKEY;
+		if (r != 0 && fault != NULL) {
+			fault->file = name;
+			fault->bytes = -1;
+		}
 		return r;
-	if ((r = vep_key_load_private(path, out)) != 0)
+	}
+	if ((r = vep_key_load_private(path, out)) != 0) {
+		keydir_fault_note(path, name, fault);
 		return r;
-	if (vep_key_public_equal(current, *out)) {
+	}
+	if (current != NULL && vep_key_public_equal(current, *out)) {
 		vep_key_free(*out);
 		*out = NULL;
 	}
@@ -173,10 +205,18 @@ keydir_load_optional(const char *dir, const char *name, const vep_key *current, 
 int
 vep_keydir_load(const char *dir, struct vep_keyset *out)
 {
-	char path[KEYDIR_PATH_MAX];
+	return vep_keydir_load_explained(dir, out, NULL);
+}
+
+int
+vep_keydir_load_explained(const char *dir, struct vep_keyset *out,
+    struct vep_keydir_fault *fault)
+{
 	struct vep_keyset ks = { 0 };
 	int r;
 
+	if (fault != NULL)
+		*fault = (struct vep_keydir_fault){ NULL, -1, "" };
 	if (out == NULL)
 		return VEP_ERR_ARG;
 	out->current = NULL;
@@ -186,17 +226,10 @@ vep_keydir_load(const char *dir, struct vep_keyset *out)
 		r = VEP_ERR_ARG;
 		goto out;
 	}
-	if ((r = keydir_path(dir, VEP_KEYDIR_CURRENT, path)) != 0)
-		goto out;
-	if ((r = keydir_exists(path)) < 0)
-		goto out;
-	if (r == 0) {
-		r = VEP_ERR_NOKEY;
-		goto out;
-	}
-	if ((r = vep_key_load_private(path, &ks.current)) != 0 ||
-	    (r = keydir_load_optional(dir, VEP_KEYDIR_PREVIOUS, ks.current, &ks.previous)) != 0 ||
-	    (r = keydir_load_optional(dir, VEP_KEYDIR_NEXT, ks.current, &ks.next)) != 0)
+	if ((r = keydir_load_one(dir, VEP_KEYDIR_CURRENT, 1, NULL, &ks.current, fault)) != 0 ||
+	    (r = keydir_load_one(dir, VEP_KEYDIR_PREVIOUS, 0, ks.current, &ks.previous,
+	    fault)) != 0 ||
+	    (r = keydir_load_one(dir, VEP_KEYDIR_NEXT, 0, ks.current, &ks.next, fault)) != 0)
 		goto out;
 	*out = ks;
 	ks.current = NULL;
@@ -206,6 +239,47 @@ vep_keydir_load(const char *dir, struct vep_keyset *out)
 out:
 	vep_keyset_clear(&ks);
 	return r;
+}
+
+void
+vep_keydir_fault_text(int rc, const struct vep_keydir_fault *fault, char *out, size_t outlen)
+{
+	char sizes[128], bytes[64] = "";
+	const char *file = fault != NULL && fault->file != NULL ? fault->file : NULL;
+
+	if (out == NULL || outlen == 0)
+		return;
+	if (file == NULL) {
+		snprintf(out, outlen, "%s", vep_strerror(rc));
+		return;
+	}
+	if (rc == VEP_ERR_NOKEY) {
+		snprintf(out, outlen, "%s: no such file (create the keys with vep-keytool init)",
+		    file);
+		return;
+	}
+	if (fault->bytes >= 0)
+		snprintf(bytes, sizeof(bytes), "%lld bytes", fault->bytes);
+	switch (rc) {
+	case VEP_ERR_TOOBIG:
+		snprintf(out, outlen, "%s: %s, a key file holds at most %d bytes", file,
+		    fault->bytes >= 0 ? bytes : "too large", VEP_KEY_PEM_MAX_BYTES);
+		break;
+	case VEP_ERR_KEYSIZE:
+	case VEP_ERR_ALG:
+	case VEP_ERR_KEY:
+		vep_alg_sizes_text(sizes, sizeof(sizes));
+		snprintf(out, outlen, "%s: %s (%s; the keys allowed: %s)", file, vep_strerror(rc),
+		    fault->what[0] != '\0' ? fault->what : bytes, sizes);
+		break;
+	case VEP_ERR_PERM:
+		snprintf(out, outlen, "%s: %s (a key file must be a regular file only its owner "
+		    "can read or write, mode 0600, not a symbolic link)", file, vep_strerror(rc));
+		break;
+	default:
+		snprintf(out, outlen, "%s: %s (%s%s%s)", file, vep_strerror(rc), bytes,
+		    bytes[0] != '\0' && fault->what[0] != '\0' ? "; " : "", fault->what);
+	}
 }
 
 int

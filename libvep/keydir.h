@@ -40,6 +40,25 @@ size_t vep_keyset_published(const struct vep_keyset *ks, const vep_key *out[VEP_
  * each). out is cleared on entry; on error nothing is left allocated. */
 int vep_keydir_load(const char *dir, struct vep_keyset *out);
 
+/* Which file of a key directory failed to load, and what it holds, for an
+ * administrator's message. */
+struct vep_keydir_fault {
+	const char *file;  /* VEP_KEYDIR_CURRENT/_NEXT/_PREVIOUS, NULL: the directory */
+	long long bytes;   /* the file's size, -1 when it cannot be told */
+	char what[96];     /* vep_key_pem_describe's words when the file was read,
+	                    * else "" */
+};
+
+/* vep_keydir_load, filling *fault (may be NULL) when it fails. */
+int vep_keydir_load_explained(const char *dir, struct vep_keyset *out,
+    struct vep_keydir_fault *fault);
+
+/* Writes one line saying why DIR's keys did not load, from the error and
+ * the fault: the file, its size, and for a key of the wrong kind or size
+ * what it is and what is allowed; for a file too large, the limit. */
+void vep_keydir_fault_text(int rc, const struct vep_keydir_fault *fault, char *out,
+    size_t outlen);
+
 /* Creates DIR (mode 0700) if missing and a new RSA-2048 current key if
  * DIR has none. Leaves existing keys alone. *created set to 1 when a key
  * was generated (created may be NULL). */

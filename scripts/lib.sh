@@ -4,8 +4,9 @@
 # Packages the authority needs to build and run (and the demo PAM stack).
 VEP_APT_BUILD="gcc libc6-dev meson ninja-build pkg-config python3 libssl-dev libevent-dev
   libsqlite3-dev libjansson-dev libpam0g-dev libpam-wrapper sqlite3"
-# Extra packages for the test suite (uncrustify: the style suite's style_c).
-VEP_APT_TEST="libnss-wrapper libpam-modules nodejs npm chromium fonts-dejavu-core uncrustify"
+# Extra packages for the test suite (uncrustify: the style suite's style_c;
+# openssl: tests make keys and certificates of kinds vep-keytool refuses).
+VEP_APT_TEST="openssl libnss-wrapper libpam-modules nodejs npm chromium fonts-dejavu-core uncrustify"
 
 vep_log() { printf '==> %s\n' "$*" >&2; }
 

@@ -125,10 +125,12 @@ on_issued(int rc, const struct issuance_cert *c, void *arg)
 		return;
 	}
 	if (rc != 0) {
+		metrics_cert(&r->a->metrics, METRICS_CERT_FAILED);
 		req_add_header(r, "Retry-After", "5");
 		req_reply_error(r, REQ_ERR_UNAVAILABLE);
 		return;
 	}
+	metrics_cert(&r->a->metrics, METRICS_CERT_ISSUED);
 	o = json_pack("{sssssIsI}", "cert", c->cert, "email", c->email,
 	    "iat", (json_int_t)c->iat_ms, "exp", (json_int_t)c->exp_ms);
 	if (o == NULL) {
@@ -161,21 +163,30 @@ api_certificate(struct req *r, const struct signin_session *s)
 	static const char *const fields[] = { "pubkey", "duration", "email", NULL };
 	const struct domain *d = NULL;
 	const char *at = strrchr(s->email, '@');
-	char fp[VEP_FINGERPRINT_BUFSZ], why[REQ_WHY_BUFSZ] = "";
+	char fp[VEP_FINGERPRINT_BUFSZ] = "", why[REQ_WHY_BUFSZ] = "";
+	const char *refusal;   /* the audit trail's word for a refusal */
 	vep_key *user = NULL;
 	long life = 0;
 	int rc;
 
-	if ((rc = req_check_fields(r, fields, why)) != 0 ||
-	    (rc = check_email(r, s->email, why)) != 0)
+	refusal = "bad_request";
+	if ((rc = req_check_fields(r, fields, why)) != 0)
+		goto out;
+	refusal = "other_address";
+	if ((rc = check_email(r, s->email, why)) != 0)
 		goto out;
 	d = at != NULL ? domain_set_find(authority_domains(r->a), at + 1) : NULL;
 	if (d == NULL) {
 		/* Signed in while the domain was served; it is not any more. */
+		refusal = "domain_not_served";
 		rc = REQ_ERR_UNAUTHORIZED;
 		goto out;
 	}
-	if ((rc = lifetime(r, &life, why)) != 0 || (rc = parse_pubkey(r, &user, fp, why)) != 0)
+	refusal = "bad_duration";
+	if ((rc = lifetime(r, &life, why)) != 0)
+		goto out;
+	refusal = "bad_key";
+	if ((rc = parse_pubkey(r, &user, fp, why)) != 0)
 		goto out;
 	rc = issue(r, d, s->email, user, fp, life);
 	/* The key process gone or stalled is an outage, not a bug. */
@@ -183,6 +194,13 @@ api_certificate(struct req *r, const struct signin_session *s)
 		req_add_header(r, "Retry-After", "5");
 out:
 	vep_key_free(user);
+	if (rc != 0 && req_error_status(rc) < 500) {
+		metrics_cert(&r->a->metrics, METRICS_CERT_REFUSED);
+		issuance_refused(r->loop->issuance, s->email, fp[0] != '\0' ? fp : NULL,
+		    r->client_addr, refusal);
+	} else if (rc != 0) {
+		metrics_cert(&r->a->metrics, METRICS_CERT_FAILED);
+	}
 	if (rc != 0)
 		req_reply_error_text(r, rc, why);
 }

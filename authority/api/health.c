@@ -16,6 +16,10 @@
 
 static const char health_ok[] = "{\"status\":\"ok\"}\n";
 static const char health_down[] = "{\"status\":\"unavailable\"}\n";
+/* Serving, but the last reload failed: the old configuration and keys are
+ * still in use. 200 so that load balancers keep sending traffic; a body that
+ * is not "ok" so that monitoring notices. The reason is in the log only. */
+static const char health_degraded[] = "{\"status\":\"degraded\"}\n";
 
 /* The first part that cannot serve, or NULL. */
 static const char *
@@ -36,6 +40,10 @@ api_health(struct req *r)
 {
 	const char *why = health_problem(r);
 
+	if (why == NULL && atomic_load(&r->a->reload_failed)) {
+		req_reply(r, 200, MEDIA_JSON, health_degraded, strlen(health_degraded), 0);
+		return;
+	}
 	if (why == NULL) {
 		req_reply(r, 200, MEDIA_JSON, health_ok, strlen(health_ok), 0);
 		return;

@@ -4,9 +4,11 @@
  *
  * 200 {"status":"ok"} when the event loop that answers has its domain keys,
  * a database connection that answers a read, and a running PAM helper;
- * else 503 {"status":"unavailable"} (the log says which part failed). Never
- * cached; no domain, key, account, address or version in the answer: it is
- * public, and says only yes or no.
+ * else 503 {"status":"unavailable"} (the log says which part failed). After
+ * a failed reload (SIGHUP), while the old configuration and keys still
+ * serve: 200 {"status":"degraded"}, until a reload succeeds. Never cached;
+ * no domain, key, account, address or version in the answer: it is public,
+ * and says only ok, degraded or unavailable.
  */
 #ifndef AUTHORITY_API_HEALTH_H
 #define AUTHORITY_API_HEALTH_H

@@ -61,6 +61,7 @@ struct pam_client {
 	uint32_t deadline_ms;
 	uint32_t max_workers;
 	uint32_t min_uid;
+	atomic_ulong *lost;      /* borrowed, may be NULL (pam_client_config) */
 
 	pid_t pid;               /* running helper, 0 when down */
 	pam_client_spawn_fn spawn; /* starts the helper; it also ends and reaps it */
@@ -324,6 +325,8 @@ helper_lost(struct pam_client *pc)
 	struct timeval tv;
 
 	close_channel(pc);
+	if (pc->lost != NULL)
+		atomic_fetch_add_explicit(pc->lost, 1, memory_order_relaxed);
 	/* Not our child: the spawner ends and reaps it when asked for the
 	 * next one (it sees its socket closed). */
 	pc->pid = 0;
@@ -424,6 +427,7 @@ pam_client_new(struct event_base *base, const struct pam_client_config *cfg,
 	pc->deadline_ms = cfg->deadline_ms;
 	pc->max_workers = cfg->max_workers;
 	pc->min_uid = cfg->min_uid;
+	pc->lost = cfg->lost;
 	pc->backoff_ms = PAM_CLIENT_RESPAWN_MIN_MS;
 	pc->next_id = 1;
 	pc->service = strdup(cfg->service);

@@ -31,6 +31,7 @@
 #define AUTHORITY_AUTH_PAM_CLIENT_H
 
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -66,6 +67,8 @@ struct pam_client_config {
 	uint32_t deadline_ms;    /* per attempt */
 	uint32_t max_workers;    /* concurrent attempts in the helper */
 	uint32_t min_uid;        /* lowest UID allowed; 0 disables the check */
+	atomic_ulong *lost;      /* optional: incremented each time a helper dies or
+	                          * misbehaves (it is then replaced); may be shared */
 };
 
 /* What the callback receives. */

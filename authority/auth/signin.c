@@ -52,7 +52,16 @@ struct signin {
 	struct writer *writer;
 	struct pam_client *pam;
 	struct login *logins;          /* sign-ins in flight */
+	/* Refusals before any throttle (not an address, a domain not served)
+	 * are audited at most SIGNIN_REFUSALS_AUDITED_PER_S a second: they cost
+	 * the client nothing, and each row is a write. */
+	int64_t refusal_second;        /* the second being counted */
+	unsigned refusals_audited;     /* rows written in it */
+	unsigned long refusals_skipped; /* rows not written since the last note */
 };
+
+/* Most refusal rows one loop writes per second (see struct signin). */
+#define SIGNIN_REFUSALS_AUDITED_PER_S 20
 
 struct login {
 	struct login *next, **prevp;   /* in sg->logins */
@@ -76,6 +85,7 @@ struct login {
 	struct timespec start;         /* monotonic: the delay counts from here */
 	uint64_t pam_id;
 	int pam_pending;
+	struct timespec pam_start;     /* monotonic: when PAM was asked */
 	int64_t now;                   /* s: when the writer was asked */
 	struct session_tokens tokens;  /* the new session's (secret; wiped with l) */
 	struct event *timer;           /* the failure delay */
@@ -154,11 +164,12 @@ throttle_limits(const struct config *cfg, struct db_throttle_limits *l)
  * (escaped and cut: it is the client's text) or "unknown" when it is not
  * one of ours, and the client address. Never the password. */
 static void
-log_login(const struct authority *a, const char *outcome, const char *email,
+log_login(struct authority *a, const char *outcome, const char *email,
     const char *client_addr)
 {
 	char esc[LOG_ESCAPE_BUFSZ];
 
+	metrics_signin(&a->metrics, outcome);
 	log_info(&a->log, "sign-in %s: account %s from %s", outcome,
 	    email != NULL && email[0] != '\0' ? log_escape(esc, sizeof(esc), email, strlen(email)) :
 	    "unknown", client_addr);
@@ -177,6 +188,38 @@ audit_login(struct login *l, int success, const char *outcome)
 	row.event = success ? DB_AUDIT_LOGIN_SUCCESS : DB_AUDIT_LOGIN_FAILURE;
 	row.email = l->email;
 	row.client_addr = l->client_addr;
+	row.outcome = outcome;
+	row.account = l->mapped ? l->account : NULL;
+	deferred_audit(sg->writer, &sg->a->log, &row);
+}
+
+/* Audits an attempt refused before it became a login (no account known):
+ * the address as typed when it is one (normalized), else "unknown". */
+static void
+audit_refusal(struct signin *sg, const char *email, const char *client_addr,
+    const char *outcome)
+{
+	struct db_audit_row row = { 0 };
+	int64_t second = (int64_t)time(NULL);
+
+	if (second != sg->refusal_second) {
+		if (sg->refusals_skipped > 0)
+			log_warn(&sg->a->log, "audit: %lu refused sign-in attempts not recorded "
+			    "(more than %d a second; each is in the log)", sg->refusals_skipped,
+			    SIGNIN_REFUSALS_AUDITED_PER_S);
+		sg->refusal_second = second;
+		sg->refusals_audited = 0;
+		sg->refusals_skipped = 0;
+	}
+	if (sg->refusals_audited >= SIGNIN_REFUSALS_AUDITED_PER_S) {
+		sg->refusals_skipped++;
+		return;
+	}
+	sg->refusals_audited++;
+	row.ts_ms = now_ms();
+	row.event = DB_AUDIT_LOGIN_FAILURE;
+	row.email = email;
+	row.client_addr = client_addr;
 	row.outcome = outcome;
 	deferred_audit(sg->writer, &sg->a->log, &row);
 }
@@ -331,8 +374,12 @@ static void
 on_pam(const struct pam_client_result *res, void *arg)
 {
 	struct login *l = arg;
+	struct timespec now;
 
 	l->pam_pending = 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	metrics_observe(&l->sg->a->metrics.pam, (double)(now.tv_sec - l->pam_start.tv_sec) +
+	    (double)(now.tv_nsec - l->pam_start.tv_nsec) / 1e9);
 	switch (res->outcome) {
 	case PAM_OUTCOME_OK:
 		if (l->mapped) {
@@ -366,6 +413,7 @@ login_ask_pam(struct login *l)
 	size_t i;
 	int rc;
 
+	clock_gettime(CLOCK_MONOTONIC, &l->pam_start);
 	if (l->mapped) {
 		rc = pam_client_start(l->sg->pam, l->account, l->pw, l->pwlen, l->client_addr,
 		    on_pam, l, &l->pam_id);
@@ -416,7 +464,7 @@ reserve_written(int rc, void *arg)
 	struct signin_result res = { 0 };
 
 	if (rc == SRV_ERR_THROTTLED) {
-		log_login(l->sg->a, "throttled", l->email, l->client_addr);
+		audit_login(l, 0, "throttled");
 		res.retry_after_s = l->retry_after_s;
 		login_report(l, rc, &res);
 		return;
@@ -465,11 +513,13 @@ login_prepare(struct login *l, const struct signin_attempt *at)
 		rc = vep_email_split(email, &local, &dom);
 	if (rc != 0) {
 		log_login(a, "refused (not an address)", NULL, at->client_addr);
+		audit_refusal(l->sg, NULL, at->client_addr, "not_an_address");
 		goto out;
 	}
 	d = domain_set_find(authority_domains(a), dom);
 	if (d == NULL) {
 		log_login(a, "refused (domain not served)", NULL, at->client_addr);
+		audit_refusal(l->sg, email, at->client_addr, "domain_not_served");
 		rc = SRV_ERR_NOT_SERVED;
 		goto out;
 	}
@@ -670,4 +720,10 @@ signin_free(struct signin *sg)
 	while (sg->logins != NULL)
 		login_report(sg->logins, SRV_ERR_CANCELED, NULL);
 	free(sg);
+}
+
+int
+signin_sessions_alive(struct signin *sg, int64_t *count)
+{
+	return db_session_count(sg->db, (int64_t)time(NULL), count);
 }

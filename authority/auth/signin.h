@@ -49,6 +49,10 @@ void signin_free(struct signin *sg);
  * answer; the PAM helper is not running), or NULL. */
 const char *signin_problem(struct signin *sg);
 
+/* Counts the sessions alive now into *count (for the metrics). Returns 0
+ * or the store's error. */
+int signin_sessions_alive(struct signin *sg, int64_t *count);
+
 /* A live session as handlers see it. Holds its tokens: wipe with
  * signin_session_wipe. */
 struct signin_session {

@@ -14,12 +14,14 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
 
 #include "email.h"
 #include "err.h"
 #include "file.h"
 #include "edge/proxy.h"
 #include "core/fixed_limits.h"
+#include "core/syslog_out.h"
 
 enum config_scope { SCOPE_GLOBAL, SCOPE_DOMAIN };
 
@@ -42,6 +44,10 @@ struct config_key {
 
 static int set_int(const struct config_key *, void *, const char *, const char *, char *, size_t);
 static int set_path(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_access_log(const struct config_key *, void *, const char *, const char *, char *,
+    size_t);
+static int set_facility(const struct config_key *, void *, const char *, const char *, char *,
+    size_t);
 static int set_listen(const struct config_key *, void *, const char *, const char *, char *,
     size_t);
 static int set_url(const struct config_key *, void *, const char *, const char *, char *, size_t);
@@ -64,6 +70,9 @@ static int set_origins(const struct config_key *, void *, const char *, const ch
 static const struct config_key config_keys[] = {
 	{ "listen", SCOPE_GLOBAL, set_listen, "127.0.0.1:8080", 0, 0, G(listen), 0,
 	  "address and port to listen on, ADDR:PORT or [IPv6]:PORT; port 0 picks a free port" },
+	{ "metrics_listen", SCOPE_GLOBAL, set_listen, NULL, 0, 0, G(metrics_listen), 0,
+	  "address and port of a second listener that serves only GET /metrics (Prometheus "
+	  "text format) for the operator; unset = off" },
 	{ "state_dir", SCOPE_GLOBAL, set_path, "/var/lib/vep-authority", 0, 0, G(state_dir), 0,
 	  "directory for the authority's state (database); must not be accessible by group "
 	  "or others" },
@@ -104,6 +113,14 @@ static const struct config_key config_keys[] = {
 	  "event loops serving requests, each in its own thread; 0 = one per online CPU" },
 	{ "log_level", SCOPE_GLOBAL, set_loglevel, "info", 0, 0, G(log_level), 0,
 	  "least severe messages logged to stderr: error, warn, info or debug" },
+	{ "access_log", SCOPE_GLOBAL, set_access_log, "stderr", 0, 0, G(access_log), 0,
+	  "where the access log goes, one line per request (client address, host, method, path, "
+	  "status, bytes, duration): stderr (with the other messages, at level info), syslog "
+	  "(syslog_socket) or off" },
+	{ "syslog_socket", SCOPE_GLOBAL, set_path, "/dev/log", 0, 0, G(syslog_socket), 0,
+	  "the syslog daemon's datagram socket, for access_log = syslog" },
+	{ "syslog_facility", SCOPE_GLOBAL, set_facility, "daemon", 0, 0, G(syslog_facility), 0,
+	  "syslog facility of the access log: daemon, user, auth, authpriv or local0 to local7" },
 	{ "shim_origin", SCOPE_GLOBAL, set_url, NULL, 0, 0, G(shim_origin), 0,
 	  "origin the legacy BrowserID pages load the user agent's shim from "
 	  "(provisioning_api.js, authentication_api.js); the provisioning page may be framed "
@@ -382,6 +399,44 @@ set_case(const struct config_key *k, void *field, const char *text, const char *
 		whyf(why, whylen, "must be sensitive or insensitive");
 		return VEP_ERR_INVALID;
 	}
+	return VEP_OK;
+}
+
+static int
+set_access_log(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	static const char *const names[] = {
+		[CONFIG_ACCESS_LOG_STDERR] = "stderr", [CONFIG_ACCESS_LOG_SYSLOG] = "syslog",
+		[CONFIG_ACCESS_LOG_OFF] = "off",
+	};
+	size_t i;
+
+	(void)k;
+	(void)base_dir;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(text, names[i]) == 0) {
+			*(long *)field = (long)i;
+			return VEP_OK;
+		}
+	}
+	whyf(why, whylen, "must be stderr, syslog or off");
+	return VEP_ERR_INVALID;
+}
+
+static int
+set_facility(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	int v;
+
+	(void)k;
+	(void)base_dir;
+	if (syslog_facility_parse(text, &v) != 0) {
+		whyf(why, whylen, "must be daemon, user, auth, authpriv or local0 to local7");
+		return VEP_ERR_INVALID;
+	}
+	*(long *)field = v;
 	return VEP_OK;
 }
 
@@ -664,12 +719,14 @@ config_free(struct config *cfg)
 	free(cfg->domains);
 	free(cfg->path);
 	free(cfg->listen);
+	free(cfg->metrics_listen);
 	free(cfg->state_dir);
 	free(cfg->pam_service);
 	free(cfg->shim_origin);
 	free(cfg->embed_origins);
 	free(cfg->tls_cert);
 	free(cfg->tls_key);
+	free(cfg->syslog_socket);
 	free(cfg->user);
 	proxy_list_free(cfg->trusted_proxies);
 	free(cfg);
@@ -678,8 +735,10 @@ config_free(struct config *cfg)
 /* Keys a running server cannot change: its sockets, threads, database,
  * PAM helpers and identity are set up once at start. */
 static const char *const restart_only[] = {
-	"listen", "state_dir", "request_timeout", "header_timeout", "body_timeout",
+	"listen", "metrics_listen", "state_dir", "request_timeout", "header_timeout",
+	"body_timeout",
 	"max_connections", "max_connections_per_addr", "workers", "log_level", "db_max_mib",
+	"access_log", "syslog_socket", "syslog_facility",
 	"pam_service", "pam_timeout", "pam_workers", "pam_min_uid", "user",
 	/* Read by the database writer threads, outside any loop. */
 	"session_idle", "session_lifetime", "throttle_pair_max", "throttle_account_max",
@@ -692,7 +751,8 @@ key_differs(const struct config_key *k, const struct config *a, const struct con
 {
 	const char *fa = (const char *)a + k->offset, *fb = (const char *)b + k->offset;
 
-	if (k->set == set_int || k->set == set_loglevel || k->set == set_case)
+	if (k->set == set_int || k->set == set_loglevel || k->set == set_case ||
+	    k->set == set_access_log || k->set == set_facility)
 		return *(const long *)fa != *(const long *)fb;
 	if (*(char *const *)fa == NULL || *(char *const *)fb == NULL)
 		return *(char *const *)fa != *(char *const *)fb;
@@ -795,15 +855,43 @@ config_set(struct config *cfg, const char *source, const char *key, const char *
 	return rc;
 }
 
+/* The rules between keys, shared by the file's parser (which names the
+ * line) and config_check: the key at fault, with why, or NULL. */
+static const char *
+cross_problem(const struct config *cfg, char *why, size_t whylen)
+{
+	if (cfg->session_idle_s > cfg->session_lifetime_s) {
+		whyf(why, whylen, "must not exceed session_lifetime (%ld)",
+		    cfg->session_lifetime_s);
+		return "session_idle";
+	}
+	/* Both listeners use SO_REUSEPORT: on one address the kernel would
+	 * spread the public clients over the metrics listener too. */
+	if (cfg->metrics_listen != NULL && strcmp(cfg->metrics_listen, cfg->listen) == 0 &&
+	    strcmp(cfg->listen + strlen(cfg->listen) - 2, ":0") != 0) {
+		whyf(why, whylen, "must differ from listen (%s)", cfg->listen);
+		return "metrics_listen";
+	}
+	/* A socket address holds sizeof(sun_path) - 1 bytes of path. */
+	if (cfg->access_log == CONFIG_ACCESS_LOG_SYSLOG &&
+	    strlen(cfg->syslog_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		whyf(why, whylen, "longer than %zu bytes",
+		    sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+		return "syslog_socket";
+	}
+	return NULL;
+}
+
 int
 config_check(const struct config *cfg, const char *source, char *err, size_t errlen)
 {
-	if (cfg->session_idle_s > cfg->session_lifetime_s) {
-		snprintf(err, errlen, "%s: key 'session_idle': must not exceed "
-		    "session_lifetime (%ld)", source, cfg->session_lifetime_s);
-		return VEP_ERR_INVALID;
-	}
-	return VEP_OK;
+	char why[256];
+	const char *key = cross_problem(cfg, why, sizeof(why));
+
+	if (key == NULL)
+		return VEP_OK;
+	snprintf(err, errlen, "%s: key '%s': %s", source, key, why);
+	return VEP_ERR_INVALID;
 }
 
 static char *
@@ -942,7 +1030,8 @@ parse_assignment(struct parse *p, char *s)
 static int
 parse_text(struct parse *p, char *text, size_t len)
 {
-	char *line = text, *nl, *s;
+	char *line = text, *nl, *s, why[256];
+	const char *bad;
 	int rc;
 
 	if (memchr(text, '\0', len) != NULL) {
@@ -971,13 +1060,14 @@ parse_text(struct parse *p, char *text, size_t len)
 	}
 	if ((rc = close_domain(p)) != 0)
 		return rc;
-	if (p->cfg->session_idle_s > p->cfg->session_lifetime_s) {
-		const struct config_key *k = find_key("session_idle");
-		p->line = p->line_global[k - config_keys];
-		if (p->line == 0)
+	if ((bad = cross_problem(p->cfg, why, sizeof(why))) != NULL) {
+		/* The line of the key at fault; else of the key it conflicts with. */
+		p->line = p->line_global[find_key(bad) - config_keys];
+		if (p->line == 0 && strcmp(bad, "session_idle") == 0)
 			p->line = p->line_global[find_key("session_lifetime") - config_keys];
-		return perr(p, "session_idle", "must not exceed session_lifetime (%ld)",
-		    p->cfg->session_lifetime_s);
+		if (p->line == 0 && strcmp(bad, "metrics_listen") == 0)
+			p->line = p->line_global[find_key("listen") - config_keys];
+		return perr(p, bad, "%s", why);
 	}
 	if (p->cfg->ndomains == 0) {
 		snprintf(p->err, p->errlen, "%s: no [domain NAME] section: at least one served "

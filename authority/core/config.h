@@ -41,9 +41,18 @@ struct config_domain {
 	unsigned account_aliases_line; /* line of account_aliases (0 when unset) */
 };
 
+/* access_log: one line per request, to the diagnostic log (stderr, the
+ * journal under systemd), to syslog_socket, or nowhere. */
+enum config_access_log {
+	CONFIG_ACCESS_LOG_STDERR = 0,
+	CONFIG_ACCESS_LOG_SYSLOG = 1,
+	CONFIG_ACCESS_LOG_OFF = 2,
+};
+
 struct config {
 	char *path;                 /* file read, or NULL when built in (demo) */
 	char *listen;               /* "ADDR:PORT" (IPv6 as "[ADDR]:PORT") */
+	char *metrics_listen;       /* "ADDR:PORT" of the Prometheus listener, or NULL: off */
 	char *state_dir;            /* absolute path */
 	long max_age_s;             /* Cache-Control max-age of discovery documents */
 	long request_timeout_s;     /* idle / slow request timeout per connection */
@@ -54,6 +63,9 @@ struct config {
 	                                * (IPv6: /64); 0 = no cap */
 	long workers;               /* event loops; 0 = one per online CPU */
 	long log_level;             /* enum log_level */
+	long access_log;            /* enum config_access_log: where request lines go */
+	char *syslog_socket;        /* absolute path of the syslog socket */
+	long syslog_facility;       /* syslog.h facility value (LOG_DAEMON...) */
 	char *shim_origin;          /* origin of the legacy user agent's shim scripts, or NULL */
 	char *embed_origins;        /* origins that may frame /embed, canonical ("https://a
 	                             * https://b:8443", one space between), or NULL: none */

@@ -175,6 +175,7 @@ domain_load_keys(struct domain *d, const json_t *entry)
 		goto out;
 	d->keys = ks;
 	memset(&ks, 0, sizeof(ks));
+	d->current_since = json_integer_value(json_object_get(entry, "current_since"));
 out:
 	vep_keyset_clear(&ks);
 	return rc;

@@ -31,6 +31,8 @@ struct domain {
 	struct vep_keyset keys;          /* owned; public halves only */
 	char current_fp[VEP_FINGERPRINT_BUFSZ]; /* fingerprint of keys.current:
 	                                         * names it to the key process */
+	long long current_since;         /* when current.pem was written (s since
+	                                  * the epoch), 0 unknown: the metrics */
 	struct doc support;              /* /.well-known/browserid */
 	struct doc pk;                   /* /pk: the bare current key */
 	/* host-meta carries absolute URLs, so it depends on the base URL:

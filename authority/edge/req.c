@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <syslog.h>
 #include <sys/queue.h>
 
 #include <event2/buffer.h>
@@ -968,21 +969,36 @@ req_add_header(struct req *r, const char *name, const char *value)
 	return out_add(r, name, value);
 }
 
+/* One line per answered request: who (the client after trusted proxies),
+ * which domain (Host), what, the outcome, how big and how long. */
 static void
 access_log(const struct req *r, int status, size_t len)
 {
-	char path[LOG_ESCAPE_BUFSZ];
+	char path[LOG_ESCAPE_BUFSZ], host[LOG_ESCAPE_BUFSZ], line[3 * LOG_ESCAPE_BUFSZ];
+	const struct config *cfg = r->a->cfg;
+	const char *h;
 	struct timespec now;
 	double ms;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	ms = (double)(now.tv_sec - r->start.tv_sec) * 1e3 +
 	    (double)(now.tv_nsec - r->start.tv_nsec) / 1e6;
+	metrics_observe(&r->a->metrics.request, ms / 1e3);
+	if (cfg->access_log == CONFIG_ACCESS_LOG_OFF ||
+	    (cfg->access_log == CONFIG_ACCESS_LOG_STDERR && r->a->log.level < LOGL_INFO))
+		return;
 	/* The path only: the query may carry an address, which is the
 	 * user's business, not the log's. */
 	log_escape(path, sizeof(path), r->path != NULL ? r->path : r->target,
 	    r->path != NULL ? strlen(r->path) : strcspn(r->target, "?"));
-	log_info(&r->a->log, "%s \"%s\" %d %zu %.1fms", r->method_name, path, status, len, ms);
+	h = r->head != NULL ? head_find(r->head, "Host") : NULL;
+	log_escape(host, sizeof(host), h, h != NULL ? strlen(h) : 0);
+	snprintf(line, sizeof(line), "%s %s %s \"%s\" %d %zu %.1fms", r->client_addr, host,
+	    r->method_name, path, status, len, ms);
+	if (cfg->access_log == CONFIG_ACCESS_LOG_SYSLOG)
+		syslog_out_send(&r->a->access_syslog, LOG_INFO, line);
+	else
+		log_info(&r->a->log, "%s", line);
 }
 
 /* The reason phrase of a status, as libevent 2.1.12's HTTP server wrote it

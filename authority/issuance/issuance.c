@@ -20,6 +20,7 @@
 #include "keyproc/keeper.h"
 #include "secmem.h"
 #include "store/audit.h"
+#include "store/deferred.h"
 #include "store/writer.h"
 #include "util.h"
 
@@ -252,7 +253,23 @@ issuance_certify(struct issuance *is, const struct issuance_order *o, issuance_d
 	row.exp_ms = p.exp_ms;
 	row.client_addr = o->client_addr;
 	row.outcome = "ok";
+	row.signer_fp = d->current_fp;
 	return enqueue(is, w, &row);
+}
+
+void
+issuance_refused(struct issuance *is, const char *email, const char *key_fp,
+    const char *client_addr, const char *outcome)
+{
+	struct db_audit_row row = { 0 };
+
+	row.ts_ms = vep_now_ms();
+	row.event = DB_AUDIT_CERT_REFUSED;
+	row.email = email;
+	row.key_fp = key_fp;
+	row.client_addr = client_addr;
+	row.outcome = outcome;
+	deferred_audit(is->writer, is->log, &row);
 }
 
 void

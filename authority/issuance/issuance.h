@@ -79,6 +79,14 @@ const char *issuance_problem(struct issuance *is);
 int issuance_certify(struct issuance *is, const struct issuance_order *o,
     issuance_done_fn done, void *arg);
 
+/* Records a certificate request that was refused (event cert_refused) for
+ * the signed-in email, with the user key's fingerprint when it was parsed
+ * (else NULL), the client address and the reason word (outcome: "bad_key",
+ * "bad_request", ...). Does not wait for the disk: the refusal's answer does
+ * not depend on it (a failure to record is logged). */
+void issuance_refused(struct issuance *is, const char *email, const char *key_fp,
+    const char *client_addr, const char *outcome);
+
 /* Reports SRV_ERR_CANCELED to every order still waiting, and frees is.
  * NULL-safe. */
 void issuance_free(struct issuance *is);

@@ -4,9 +4,11 @@
  */
 #include "keyproc/keyring.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "auth/account.h"
 #include "core/domain.h"
@@ -88,6 +90,20 @@ aliases_string(const char *path, json_t **out, char *err, size_t errlen)
 	return rc;
 }
 
+/* When DIR's current key file was last written (a rotation writes it), in
+ * seconds since the epoch; 0 when it cannot be told. For the metrics. */
+static long long
+key_file_time(const char *dir)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int n = snprintf(path, sizeof(path), "%s/%s", dir, VEP_KEYDIR_CURRENT);
+
+	if (n < 0 || (size_t)n >= sizeof(path) || stat(path, &st) != 0)
+		return 0;
+	return (long long)st.st_mtime;
+}
+
 /* One domain's keys (loaded, self-tested) and its bundle entry. */
 static int
 load_domain(const struct config *cfg, size_t i, struct vep_keyset *ks,
@@ -96,10 +112,17 @@ load_domain(const struct config *cfg, size_t i, struct vep_keyset *ks,
 	const struct config_domain *cd = &cfg->domains[i];
 	const char *file = cfg->path != NULL ? cfg->path : "(built in)";
 	json_t *entry = NULL, *aliases = NULL;
+	struct vep_keydir_fault fault;
 	char msg[512];
 	int rc;
 
-	if ((rc = vep_keydir_load(cd->key_dir, ks)) == 0 && (rc = keyset_selftest(ks)) == 0)
+	if ((rc = vep_keydir_load_explained(cd->key_dir, ks, &fault)) != 0) {
+		vep_keydir_fault_text(rc, &fault, msg, sizeof(msg));
+		snprintf(err, errlen, "%s:%u: [domain %s] key_dir '%s': %s", file, cd->key_dir_line,
+		    cd->name, cd->key_dir, msg);
+		return rc;
+	}
+	if ((rc = keyset_selftest(ks)) == 0)
 		rc = vep_key_fingerprint(ks->current, fp);
 	if (rc != 0) {
 		snprintf(err, errlen, "%s:%u: [domain %s] key_dir '%s': %s", file, cd->key_dir_line,
@@ -113,9 +136,9 @@ load_domain(const struct config *cfg, size_t i, struct vep_keyset *ks,
 		    cd->account_aliases_line, cd->name, msg);
 		return rc;
 	}
-	entry = json_pack("{s:o, s:o, s:o, s:o}", "current", key_or_null(ks->current),
+	entry = json_pack("{s:o, s:o, s:o, s:o, s:I}", "current", key_or_null(ks->current),
 	    "next", key_or_null(ks->next), "previous", key_or_null(ks->previous),
-	    "aliases", aliases);
+	    "aliases", aliases, "current_since", (json_int_t)key_file_time(cd->key_dir));
 	if (entry == NULL || json_array_append_new(domains, entry) != 0) {
 		snprintf(err, errlen, "out of memory");
 		return VEP_ERR_NOMEM;

@@ -93,6 +93,7 @@ start_pam(struct loop *l, char *err, size_t errlen)
 	/* Each loop's helper gets its share of the workers. */
 	pc.max_workers = (uint32_t)(((size_t)cfg->pam_workers + n - 1) / n);
 	pc.min_uid = (uint32_t)cfg->pam_min_uid;
+	pc.lost = &l->a->metrics.pam_helper_lost;
 	/* The helper runs with the key process's privileges, which PAM
 	 * modules such as pam_unix need; this process may have dropped them. */
 	pc.spawn = keeper_spawn_helper;

@@ -16,11 +16,15 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "core/config.h"
 #include "core/domain.h"
 #include "keyproc/keyring.h"
 #include "core/log.h"
+#include "core/metrics.h"
+#include "core/sdnotify.h"
+#include "core/syslog_out.h"
 
 struct event;
 struct faildelay;
@@ -48,6 +52,15 @@ struct authority {
 	struct domain_set *retiring; /* the replaced set, freed once every loop acked */
 	atomic_size_t acks;          /* loops that acked since the swap */
 	struct event *retire_timer;  /* owned: polls acks while a set is retiring */
+	unsigned long long reloads;  /* SIGHUPs answered since start (loop 0 only) */
+	atomic_int reload_failed;    /* 1 while the last reload failed: /healthz
+	                              * says "degraded" (any loop reads it) */
+	struct sdnotify notify;      /* owned: systemd's notify socket (core/sdnotify.h) */
+	struct metrics metrics;      /* counters every loop adds to (core/metrics.h) */
+	struct server *metrics_server; /* owned: the metrics_listen listener, or NULL */
+	struct timespec started;     /* CLOCK_REALTIME at start, for the metrics */
+	struct syslog_out access_syslog; /* owned: where access lines go with
+	                                  * access_log = syslog (fd -1 otherwise) */
 };
 
 /* The current domain set. Load once per callback and do not keep it

@@ -14,13 +14,17 @@
 
 static const char sql_insert[] =
     "INSERT INTO audit (ts_ms, event, email, key_fp, iat_ms, exp_ms,"
-    " client_addr, outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+    " client_addr, outcome, signer_fp, account)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
 static const char sql_query_all[] =
-    "SELECT id, ts_ms, event, email, key_fp, iat_ms, exp_ms, client_addr, outcome"
-    " FROM audit WHERE ts_ms >= ?1 ORDER BY ts_ms, id LIMIT ?2";
+    "SELECT id, ts_ms, event, email, key_fp, iat_ms, exp_ms, client_addr, outcome,"
+    " signer_fp, account FROM audit WHERE ts_ms >= ?1 ORDER BY ts_ms, id LIMIT ?2";
 static const char sql_query_email[] =
-    "SELECT id, ts_ms, event, email, key_fp, iat_ms, exp_ms, client_addr, outcome"
-    " FROM audit WHERE email = ?3 AND ts_ms >= ?1 ORDER BY ts_ms, id LIMIT ?2";
+    "SELECT id, ts_ms, event, email, key_fp, iat_ms, exp_ms, client_addr, outcome,"
+    " signer_fp, account FROM audit WHERE email = ?3 AND ts_ms >= ?1"
+    " ORDER BY ts_ms, id LIMIT ?2";
+static const char sql_signer_expiry[] =
+    "SELECT max(exp_ms) FROM audit WHERE signer_fp = ?1";
 
 /* Must agree with the audit_events rows of schema/0001_initial.sql. */
 static const struct {
@@ -113,12 +117,15 @@ audit_row_ok(const struct db_audit_row *r)
 	if (r == NULL || db_audit_event_name(r->event) == NULL ||
 	    r->ts_ms < 0 || r->iat_ms < 0 || r->exp_ms < 0)
 		return VEP_ERR_ARG;
-	/* An issued certificate always names its address and key. */
-	if (r->event == DB_AUDIT_CERT_ISSUED && (r->email == NULL || r->key_fp == NULL))
+	/* An issued certificate always names its address, key and signer. */
+	if (r->event == DB_AUDIT_CERT_ISSUED && (r->email == NULL || r->key_fp == NULL ||
+	    r->signer_fp == NULL))
 		return VEP_ERR_ARG;
 	if ((ret = audit_text_ok(r->email, 0)) != 0 ||
 	    (ret = audit_text_ok(r->client_addr, 0)) != 0 ||
-	    (ret = audit_text_ok(r->outcome, 1)) != 0)
+	    (ret = audit_text_ok(r->outcome, 1)) != 0 ||
+	    (ret = audit_text_ok(r->account, 0)) != 0 ||
+	    (ret = audit_fp_ok(r->signer_fp)) != 0)
 		return ret;
 	return audit_fp_ok(r->key_fp);
 }
@@ -152,6 +159,10 @@ audit_insert(struct db *db, const struct db_audit_row *r)
 	sqlite3_bind_text(st, 7, r->client_addr ? r->client_addr : DB_AUDIT_UNKNOWN,
 	    -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 8, r->outcome, -1, SQLITE_STATIC);
+	if (r->signer_fp != NULL)
+		sqlite3_bind_text(st, 9, r->signer_fp, -1, SQLITE_STATIC);
+	if (r->account != NULL)
+		sqlite3_bind_text(st, 10, r->account, -1, SQLITE_STATIC);
 	ret = db_step_done(st);
 	/* Bindings are SQLITE_STATIC: drop them before the strings go away. */
 	sqlite3_clear_bindings(st);
@@ -215,7 +226,7 @@ batch_copy(char **p, const char *s)
 int
 db_audit_batch_add(struct db_audit_batch *b, const struct db_audit_row *row)
 {
-	const char *texts[4];
+	const char *texts[6];
 	struct db_audit_row *rows, *r;
 	size_t i, need = 0;
 	char *block, *p;
@@ -231,7 +242,9 @@ db_audit_batch_add(struct db_audit_batch *b, const struct db_audit_row *row)
 	texts[1] = row->key_fp;
 	texts[2] = row->client_addr;
 	texts[3] = row->outcome;
-	for (i = 0; i < 4; i++)
+	texts[4] = row->signer_fp;
+	texts[5] = row->account;
+	for (i = 0; i < 6; i++)
 		need += texts[i] ? strlen(texts[i]) + 1 : 0;
 	if ((block = malloc(need)) == NULL)
 		return VEP_ERR_NOMEM;
@@ -251,6 +264,8 @@ db_audit_batch_add(struct db_audit_batch *b, const struct db_audit_row *row)
 	r->email = batch_copy(&p, row->email);
 	r->key_fp = batch_copy(&p, row->key_fp);
 	r->client_addr = batch_copy(&p, row->client_addr);
+	r->signer_fp = batch_copy(&p, row->signer_fp);
+	r->account = batch_copy(&p, row->account);
 	r->id = 0;
 	b->count++;
 	return VEP_OK;
@@ -337,6 +352,8 @@ db_audit_query(struct db *db, const struct db_audit_filter *f,
 		r.exp_ms = col_opt_int(st, 6);
 		r.client_addr = (const char *)sqlite3_column_text(st, 7);
 		r.outcome = (const char *)sqlite3_column_text(st, 8);
+		r.signer_fp = (const char *)sqlite3_column_text(st, 9);
+		r.account = (const char *)sqlite3_column_text(st, 10);
 		if (r.email == NULL || r.client_addr == NULL || r.outcome == NULL) {
 			ret = sqlite3_errcode(db->conn) == SQLITE_NOMEM ?
 			    VEP_ERR_NOMEM : DB_ERR_CORRUPT;
@@ -347,6 +364,31 @@ db_audit_query(struct db *db, const struct db_audit_filter *f,
 	}
 	ret = rc == SQLITE_DONE ? VEP_OK : db_err(rc);
 out:
+	db_stmt_done(st);
+	return ret;
+}
+
+int
+db_audit_signer_last_expiry(struct db *db, const char *signer_fp, int64_t *exp_ms)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, ret;
+
+	if (exp_ms == NULL)
+		return VEP_ERR_ARG;
+	*exp_ms = 0;
+	if (db == NULL || signer_fp == NULL || audit_fp_ok(signer_fp) != 0)
+		return VEP_ERR_ARG;
+	if ((ret = db_stmt(db, DB_STMT_AUDIT_SIGNER_EXPIRY, sql_signer_expiry, &st)) != 0)
+		return ret;
+	sqlite3_bind_text(st, 1, signer_fp, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*exp_ms = col_opt_int(st, 0);
+		ret = VEP_OK;
+	} else {
+		ret = db_err(rc);
+	}
 	db_stmt_done(st);
 	return ret;
 }

@@ -55,6 +55,9 @@ struct db_audit_row {
 	int64_t exp_ms;           /* certificate exp, 0 = none */
 	const char *client_addr;  /* NULL = "unknown" */
 	const char *outcome;      /* required: "ok", "bad_password", ... */
+	const char *signer_fp;    /* cert_issued: the signing domain key's fingerprint
+	                           * (DB_AUDIT_FP_CHARS lowercase hex); NULL otherwise */
+	const char *account;      /* sign-ins: the PAM account used, or NULL */
 };
 
 /* The event's name ("login_success", ...), or NULL for an unknown value. */
@@ -69,9 +72,9 @@ size_t db_audit_event_count(void);
 enum db_audit_event db_audit_event_at(size_t i);
 
 /* Appends one row and commits it before returning. Errors: VEP_ERR_ARG
- * (unknown event, missing outcome, fingerprint not DB_AUDIT_FP_CHARS
- * lowercase hex, negative time, a DB_AUDIT_CERT_ISSUED row without email or
- * key_fp), VEP_ERR_TOOBIG (a text over DB_AUDIT_TEXT_MAX),
+ * (unknown event, missing outcome, a fingerprint not DB_AUDIT_FP_CHARS
+ * lowercase hex, negative time, a DB_AUDIT_CERT_ISSUED row without email,
+ * key_fp or signer_fp), VEP_ERR_TOOBIG (a text over DB_AUDIT_TEXT_MAX),
  * DB_ERR_FULL, DB_ERR_BUSY, VEP_ERR_IO; on error no row was written. */
 int db_audit_add(struct db *db, const struct db_audit_row *row);
 
@@ -110,5 +113,10 @@ typedef int (*db_audit_cb)(const struct db_audit_row *row, void *arg);
  * insertion order). Returns 0, cb's non-zero value, or an error. */
 int db_audit_query(struct db *db, const struct db_audit_filter *f,
     db_audit_cb cb, void *arg);
+
+/* The latest expiry (exp_ms) of the certificates the domain key with this
+ * fingerprint signed, into *exp_ms; 0 when the trail has none. Returns 0 or
+ * an error. */
+int db_audit_signer_last_expiry(struct db *db, const char *signer_fp, int64_t *exp_ms);
 
 #endif

@@ -28,6 +28,8 @@ struct audit_job {
 	char fp[DB_AUDIT_FP_CHARS + 1];
 	char client[DB_AUDIT_TEXT_MAX + 1];
 	char outcome[DB_AUDIT_TEXT_MAX + 1];
+	char signer[DB_AUDIT_FP_CHARS + 1];
+	char account[DB_AUDIT_TEXT_MAX + 1];
 	int rc;
 };
 
@@ -139,6 +141,8 @@ deferred_audit(struct writer *w, struct log *log, const struct db_audit_row *row
 		j->row.key_fp = copy(j->fp, sizeof(j->fp), row->key_fp);
 		j->row.client_addr = copy(j->client, sizeof(j->client), row->client_addr);
 		j->row.outcome = copy(j->outcome, sizeof(j->outcome), row->outcome);
+		j->row.signer_fp = copy(j->signer, sizeof(j->signer), row->signer_fp);
+		j->row.account = copy(j->account, sizeof(j->account), row->account);
 	}
 	submit(w, log, do_audit, audit_done, j);
 }

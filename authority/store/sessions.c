@@ -31,6 +31,8 @@ static const char sql_purge[] =
     "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions"
     " WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2)";
 
+static const char sql_count[] = "SELECT count(*) FROM sessions WHERE expires_at > ?1";
+
 static int
 session_email_ok(const char *email)
 {
@@ -196,4 +198,29 @@ db_session_purge(struct db *db, int64_t now, int64_t max_rows, int64_t *count)
 	if (count != NULL)
 		*count = sqlite3_changes(db->conn);
 	return VEP_OK;
+}
+
+int
+db_session_count(struct db *db, int64_t now, int64_t *count)
+{
+	sqlite3_stmt *st;
+	int rc, ret;
+
+	if (count == NULL)
+		return VEP_ERR_ARG;
+	*count = 0;
+	if (db == NULL)
+		return VEP_ERR_ARG;
+	if ((ret = db_stmt(db, DB_STMT_SESSION_COUNT, sql_count, &st)) != 0)
+		return ret;
+	sqlite3_bind_int64(st, 1, now);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*count = sqlite3_column_int64(st, 0);
+		ret = VEP_OK;
+	} else {
+		ret = db_err(rc);
+	}
+	db_stmt_done(st);
+	return ret;
 }

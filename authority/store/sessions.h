@@ -80,4 +80,7 @@ int db_session_delete(struct db *db, const uint8_t token_hash[DB_SESSION_HASH_BY
  * many went. Call again while *count == max_rows. */
 int db_session_purge(struct db *db, int64_t now, int64_t max_rows, int64_t *count);
 
+/* Counts the sessions alive at now into *count (one indexed range scan). */
+int db_session_count(struct db *db, int64_t now, int64_t *count);
+
 #endif

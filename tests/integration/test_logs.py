@@ -6,11 +6,18 @@ log, in the database file and its WAL, and in every response body that is
 not the one meant to carry them: none may appear. Every sign-in decision
 (success, wrong password, unknown account, throttled, refused address) has
 its own log line with outcome, account (or "unknown") and client address,
-and client-supplied text in the log is escaped and cut short."""
+and client-supplied text in the log is escaped and cut short.
+
+The access log: one line per request with the client address (after
+trusted proxies), Host, method, path (never the query), status, bytes and
+duration; on stderr by default, to a syslog socket with access_log =
+syslog (facility and severity in the priority, the process id in the tag,
+nothing on stderr), nowhere with access_log = off."""
 
 import glob
 import os
 import re
+import socket
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -21,6 +28,71 @@ C = vephelp.Checker("logs")
 CANARY = signin.ACCOUNTS["canary"][0]
 WRONG = "CANARY-wrong-5c2b-pw"
 TS = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z "
+# client host method "path" status bytes duration
+ACCESS = r'(\S+) (\S+) ([A-Z]+) "([^"]*)" (\d{3}) (\d+) (\d+\.\d)ms$'
+
+
+def syslog_checks(secrets):
+    """A second server whose access log goes to a syslog socket the test
+    holds, behind a trusted proxy; then one with the access log off."""
+    w = signin.World("trusted_proxies = 127.0.0.1\naccess_log = syslog\n"
+                     "syslog_facility = local3\n")
+    path = os.path.join(w.tmp, "log.sock")
+    conf = open(w.config).read().replace("access_log = syslog\n", "access_log = syslog\n"
+                                         "syslog_socket = %s\n" % path)
+    with open(w.config, "w") as f:
+        f.write(conf)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    sock.settimeout(5)
+    auth = w.start()
+    got = []
+    try:
+        cl = signin.Client(auth)
+        C.eq("syslog server: canary signs in", cl.login("canary@example.test", CANARY).status,
+             200)
+        r = auth.get("/.well-known/browserid?x=private", {"X-Forwarded-For": "203.0.113.9"})
+        C.eq("syslog server: support document through the proxy", r.status, 200)
+        try:
+            while not (any("203.0.113.9" in g for g in got) and
+                       any('"/api/login"' in g for g in got)):
+                got.append(sock.recv(4096).decode())
+        except socket.timeout:
+            pass
+        err = auth.stderr()
+    finally:
+        C.eq("syslog server: clean exit", auth.stop(), 0)
+        sock.close()
+    pat = re.compile(r"^<158>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d vep-authority\[(\d+)\]: "
+                     + ACCESS)
+    parsed = [pat.match(g) for g in got]
+    C.check("syslog: every line is <local3.info>TIMESTAMP vep-authority[PID]: an access line "
+            "(%d lines)" % len(got), got and all(parsed), repr(got[:3]))
+    fwd = [m for m in parsed if m and m.group(2) == "203.0.113.9"]
+    C.check("syslog: the client behind the trusted proxy, its Host, method, path without the "
+            "query, status",
+            len(fwd) == 1 and fwd[0].group(3) == "%s:%d" % (auth.host, auth.port) and
+            fwd[0].group(4, 5, 6) == ("GET", "/.well-known/browserid", "200"),
+            repr([m.group(0) for m in fwd]))
+    C.check("syslog: the sign-in POST is there too",
+            any(m and m.group(4, 5, 6) == ("POST", "/api/login", "200") for m in parsed))
+    C.check("syslog: no query string", not any("private" in g for g in got))
+    C.check("syslog: no password or token in it",
+            not any(s_ in g for g in got for s_ in secrets + [cl.csrf,
+                                                              cl.cookie.split("=", 1)[1]]))
+    C.check("syslog: no access line on stderr then",
+            not any(re.search(ACCESS, ln) for ln in err.splitlines()))
+
+    w2 = signin.World("access_log = off\n")
+    auth = w2.start()
+    try:
+        auth.get("/.well-known/browserid")
+        auth.get("/pk")
+        err = auth.stderr()
+    finally:
+        C.eq("access_log = off: clean exit", auth.stop(), 0)
+    C.check("access_log = off: no access line",
+            not any(re.search(ACCESS, ln) for ln in err.splitlines()), err[-300:])
 
 
 def main():
@@ -113,6 +185,17 @@ def main():
             not any(ord(ch) < 0x20 and ch not in "\n" for ch in err))
     C.check("log: it is cut short", hostile and len(hostile[0]) < 600 and "..." in hostile[0],
             str(len(hostile[0])) if hostile else "")
+
+    access = [re.match(TS + r"info  " + ACCESS, ln) for ln in lines]
+    access = [m for m in access if m]
+    host = "%s:%d" % (auth.host, auth.port)
+    C.check("access log: one line per request, with client, Host, method, path, status, bytes "
+            "and duration (%d lines)" % len(access),
+            any(m.group(1, 2, 3, 4, 5) == ("127.0.0.1", host, "POST", "/api/cert", "200")
+                and int(m.group(6)) > 500 for m in access) and
+            any(m.group(3, 4, 5) == ("GET", "/api/session", "401") for m in access) and
+            any(m.group(3, 4, 5) == ("POST", "/api/login", "429") for m in access))
+    syslog_checks(secrets)
     return C.finish()
 
 

@@ -110,8 +110,21 @@ def main():
         after = exp_ms(c0) + (MAX_AGE + 1) * 1000
         C.check("step 3: by then the old certificate is expired whatever the document",
                 not rp.verify(c0, doc2, at=after))
+        # The audit trail knows the old key's certificate is still valid
+        # (this test skips the waiting by verifying "at" a later time).
+        fp_old = vephelp.kt("pubkey", "--fingerprint",
+                            os.path.join(w.keys, "previous.pem"))[1].strip()
+        rc, out, err = vephelp.kt("retire", "--dir", w.keys, "--state", w.state)
+        C.eq("retire --state while a certificate of the old key is valid: exit 1", rc, 1)
+        until = time.strftime("%Y-%m-%dT%H:%M", time.gmtime(exp_ms(c0) / 1000))
+        C.check("... it names the key and until when its certificates are valid",
+                fp_old in err and "valid until " + until in err, err)
+        C.check("... and the key is still there",
+                os.path.exists(os.path.join(w.keys, "previous.pem")))
         rc, out, err = vephelp.kt("retire", "--dir", w.keys)
-        C.eq("retire: exit 0", rc, 0)
+        C.eq("retire without --state or --force: exit 2", rc, 2)
+        rc, out, err = vephelp.kt("retire", "--dir", w.keys, "--force")
+        C.eq("retire --force: exit 0", rc, 0)
         d3 = reload(auth, d2)
         doc3, _ = rp.fetch()
         C.eq("step 3: only the current key is published", d3["keys"], [d2["public-key"]])

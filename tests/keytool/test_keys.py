@@ -94,11 +94,16 @@ def init_rotate_retire_and_support_doc(k):
     C.eq("support-doc --authentication --provisioning",
          (doc2["authentication"], doc2["provisioning"]), ("/a", "/p"))
 
-    out = k.ok("retire", "--dir", d)
+    rc, _, err = k.kt("retire", "--dir", d)
+    C.eq("retire without --state or --force: exit 2", rc, 2)
+    C.check("... says what it needs", "give --state DIR" in err and "--force" in err, err)
+    rc, _, err = k.kt("retire", "--dir", d, "--state", k.path("nostate"))
+    C.eq("retire --state of a directory without a database: exit 2", rc, 2)
+    out = k.ok("retire", "--dir", d, "--force")
     C.eq("retire: prints the retired key", out.split(), ["retired", "RS256", fp1])
     doc3 = json.loads(k.ok("support-doc", "--dir", d))
     C.eq("support-doc after retire: one key", len(doc3["keys"]), 1)
-    C.eq("retire again: exit 0", k.kt("retire", "--dir", d)[0], 0)
+    C.eq("retire again: exit 0", k.kt("retire", "--dir", d, "--force")[0], 0)
     C.eq("rotate of a missing directory: exit 2", k.kt("rotate", "--dir", k.path("none"))[0], 2)
 
 

@@ -150,7 +150,7 @@ def rotation_keeps_previous_valid(k):
     k.ok("rotate", "--dir", k.d)
     doc = k.doc(k.d)
     k.ok("verify-assertion", "--audience", "https://rp.example", "--support-doc", doc, k.b)
-    k.ok("retire", "--dir", k.d)
+    k.ok("retire", "--dir", k.d, "--force")
     doc = k.doc(k.d, "doc2.json")
     C.eq("after retire: the old key's certificate, exit 1",
          k.kt("verify-assertion", "--audience", "https://rp.example",

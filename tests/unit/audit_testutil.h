@@ -30,7 +30,11 @@ tu_audit_login(struct db *db, int64_t ts_ms, int success, const char *account,
 	return db_audit_add(db, &r);
 }
 
-/* A certificate issued to email for the key key_fp, committed as a batch:
+/* The domain key fingerprint tu_audit_cert records as the signer. */
+#define TU_SIGNER_FP "5151515151515151515151515151515151515151515151515151515151515151"
+
+/* A certificate issued to email for the key key_fp, signed by TU_SIGNER_FP,
+ * committed as a batch:
  * the batch's error when the row is refused, else the commit's. */
 static inline int
 tu_audit_cert(struct db *db, int64_t ts_ms, const char *email, const char *key_fp,
@@ -39,7 +43,7 @@ tu_audit_cert(struct db *db, int64_t ts_ms, const char *email, const char *key_f
 	struct db_audit_row r = {
 		.ts_ms = ts_ms, .event = DB_AUDIT_CERT_ISSUED, .email = email,
 		.key_fp = key_fp, .iat_ms = iat_ms, .exp_ms = exp_ms,
-		.client_addr = client_addr, .outcome = "ok",
+		.client_addr = client_addr, .outcome = "ok", .signer_fp = TU_SIGNER_FP,
 	};
 	struct db_audit_batch *b = NULL;
 	int ret;

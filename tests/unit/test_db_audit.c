@@ -80,6 +80,23 @@ struct collect {
 	int stop_after;
 };
 
+/* Keeps the last account and signer seen (test_signer_and_account). */
+static int
+account_cb(const struct db_audit_row *r, void *arg)
+{
+	struct {
+		int n;
+		char account[16], signer[80];
+	} *seen = arg;
+
+	seen->n++;
+	if (r->account != NULL)
+		(void)snprintf(seen->account, sizeof(seen->account), "%s", r->account);
+	if (r->signer_fp != NULL)
+		(void)snprintf(seen->signer, sizeof(seen->signer), "%s", r->signer_fp);
+	return 0;
+}
+
 static int
 collect_cb(const struct db_audit_row *r, void *arg)
 {
@@ -210,7 +227,8 @@ test_batch(void)
 {
 	struct db_audit_row r = {
 		.ts_ms = 9000, .event = DB_AUDIT_CERT_ISSUED,
-		.key_fp = fp1, .iat_ms = 8990, .exp_ms = 99000, .outcome = "ok"
+		.key_fp = fp1, .iat_ms = 8990, .exp_ms = 99000, .outcome = "ok",
+		.signer_fp = TU_SIGNER_FP
 	};
 	struct db_audit_batch *b = NULL;
 	struct db_audit_filter f = { .email = "batch@example.com" };
@@ -259,7 +277,8 @@ test_disk_full(void)
 {
 	struct db_audit_row r = {
 		.ts_ms = 10000, .event = DB_AUDIT_CERT_ISSUED,
-		.key_fp = fp1, .iat_ms = 1, .exp_ms = 2, .outcome = "ok"
+		.key_fp = fp1, .iat_ms = 1, .exp_ms = 2, .outcome = "ok",
+		.signer_fp = TU_SIGNER_FP
 	};
 	struct db_audit_batch *b = NULL;
 	char email[DB_AUDIT_TEXT_MAX + 1];
@@ -351,6 +370,47 @@ test_busy(void)
 	free(path);
 }
 
+/* Which domain key signed (and when its last certificate expires), and
+ * which PAM account a sign-in used. */
+static void
+test_signer_and_account(void)
+{
+	static const char other[] =
+	    "7777777777777777777777777777777777777777777777777777777777777777";
+	struct db_audit_row r = {
+		.ts_ms = 50000, .event = DB_AUDIT_CERT_ISSUED, .email = "s@example.com",
+		.key_fp = fp1, .iat_ms = 49990, .exp_ms = 900000, .outcome = "ok",
+	};
+	struct db_audit_row login = {
+		.ts_ms = 50001, .event = DB_AUDIT_LOGIN_SUCCESS, .email = "s@example.com",
+		.outcome = "ok", .account = "sam",
+	};
+	struct db_audit_filter f = { .email = "s@example.com" };
+	struct account_seen {
+		int n;
+		char account[16], signer[80];
+	} seen = { 0 };
+	int64_t exp = -1;
+
+	ASSERT_EQ(db_audit_add(db, &r), VEP_ERR_ARG);      /* a certificate names its signer */
+	r.signer_fp = "short";
+	ASSERT_EQ(db_audit_add(db, &r), VEP_ERR_ARG);
+	r.signer_fp = other;
+	ASSERT_EQ(db_audit_add(db, &r), 0);
+	r.exp_ms = 800000;                                 /* an earlier one: max wins */
+	ASSERT_EQ(db_audit_add(db, &r), 0);
+	ASSERT_EQ(db_audit_add(db, &login), 0);
+	ASSERT_EQ(db_audit_signer_last_expiry(db, other, &exp), 0);
+	ASSERT_EQ(exp, 900000);
+	ASSERT_EQ(db_audit_signer_last_expiry(db, fp1, &exp), 0);
+	ASSERT_EQ(exp, 0);                                 /* none signed by it */
+	ASSERT_EQ(db_audit_signer_last_expiry(db, "nothex", &exp), VEP_ERR_ARG);
+	ASSERT_EQ(db_audit_query(db, &f, account_cb, &seen), 0);
+	ASSERT_EQ(seen.n, 3);
+	ASSERT_STREQ(seen.account, "sam");
+	ASSERT_STREQ(seen.signer, other);
+}
+
 int
 main(void)
 {
@@ -367,6 +427,7 @@ main(void)
 	RUN(test_batch);
 	RUN(test_disk_full);
 	RUN(test_busy);
+	RUN(test_signer_and_account);
 	db_close(db);
 	tu_rmdir(dir);
 	return harness_done();

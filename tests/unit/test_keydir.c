@@ -1,7 +1,7 @@
 /*
  * test_keydir.c - the key directory on a real file system: first key,
  * rotation order, retirement, leftovers of a crash, permission checks and
- * the path length limit. Real RSA keys from OpenSSL, real files in a
+ * the path length limit, and what a failed load says. Real RSA keys from OpenSSL, real files in a
  * mkdtemp directory removed at the end.
  */
 #include <errno.h>
@@ -284,6 +284,69 @@ test_missing_and_errors(void)
 	ASSERT_EQ(vep_keydir_ensure(NULL, NULL), VEP_ERR_ARG);
 }
 
+/* What an administrator is told about a key directory that does not load:
+ * the file, its size, what it holds and what would be allowed. */
+static void
+test_fault_text(void)
+{
+	char dir[PATH_MAX], file[PATH_MAX], text[512], big[70000];
+	struct vep_keyset ks = { 0 };
+	struct vep_keydir_fault fault;
+	vep_key *k = NULL;
+
+	vep_alg_sizes_text(text, sizeof(text));
+	ASSERT_STREQ(text, "RSA 2048 or 1024 bits, DSA 1024/160 or 2048/256 bits");
+	vep_alg_sizes_text(text, 8);
+	ASSERT_TRUE(strlen(text) == 7);
+
+	fresh_dir(dir, sizeof dir, "faults");
+	ASSERT_EQ(mkdir(dir, 0700), 0);
+	ASSERT_EQ(vep_keydir_load_explained(dir, &ks, &fault), VEP_ERR_NOKEY);
+	vep_keydir_fault_text(VEP_ERR_NOKEY, &fault, text, sizeof(text));
+	ASSERT_TRUE(strstr(text, "current.pem: no such file") != NULL);
+	ASSERT_TRUE(strstr(text, "vep-keytool init") != NULL);
+
+	path_in(file, sizeof file, dir, VEP_KEYDIR_CURRENT);
+	ASSERT_EQ(write_file(file, "not a key", 0600), 0);
+	ASSERT_EQ(vep_keydir_load_explained(dir, &ks, &fault), VEP_ERR_INVALID);
+	vep_keydir_fault_text(VEP_ERR_INVALID, &fault, text, sizeof(text));
+	ASSERT_STREQ(text, "current.pem: malformed input (9 bytes; not a PEM private key)");
+
+	memset(big, 'A', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	(void)unlink(file);
+	ASSERT_EQ(write_file(file, big, 0600), 0);
+	ASSERT_EQ(vep_keydir_load_explained(dir, &ks, &fault), VEP_ERR_TOOBIG);
+	vep_keydir_fault_text(VEP_ERR_TOOBIG, &fault, text, sizeof(text));
+	ASSERT_STREQ(text, "current.pem: 69999 bytes, a key file holds at most 65536 bytes");
+
+	/* A good current key and a DSA next key of a size BrowserID lacks is
+	 * refused, and the fault names next.pem. */
+	(void)unlink(file);
+	ASSERT_EQ(vep_key_generate_rsa(2048, &k), 0);
+	ASSERT_EQ(vep_key_save_private(k, file), 0);
+	vep_key_free(k);
+	path_in(file, sizeof file, dir, VEP_KEYDIR_NEXT);
+	{
+		char cmd[PATH_MAX + 128];
+
+		snprintf(cmd, sizeof(cmd), "umask 077; openssl genpkey -algorithm RSA -pkeyopt "
+		    "rsa_keygen_bits:3072 -out '%s' 2>/dev/null", file);
+		ASSERT_EQ(system(cmd), 0);
+	}
+	ASSERT_EQ(vep_keydir_load_explained(dir, &ks, &fault), VEP_ERR_KEYSIZE);
+	vep_keydir_fault_text(VEP_ERR_KEYSIZE, &fault, text, sizeof(text));
+	ASSERT_STREQ(text, "next.pem: key size not allowed (an RSA key of 3072 bits; the keys "
+	    "allowed: RSA 2048 or 1024 bits, DSA 1024/160 or 2048/256 bits)");
+	ASSERT_TRUE(ks.current == NULL);
+
+	/* No fault given: same result, nothing written anywhere. */
+	ASSERT_EQ(vep_keydir_load_explained(dir, &ks, NULL), VEP_ERR_KEYSIZE);
+	(void)unlink(file);
+	ASSERT_EQ(vep_keydir_load_explained(dir, &ks, &fault), 0);
+	vep_keyset_clear(&ks);
+}
+
 /* The path limit (PATH_MAX bytes) is enforced before touching the disk. */
 static void
 test_path_limit(void)
@@ -328,6 +391,7 @@ main(void)
 	RUN(test_permissions);
 	RUN(test_missing_and_errors);
 	RUN(test_path_limit);
+	RUN(test_fault_text);
 	(void)rm_tree(base);
 	return harness_done();
 }
