@@ -19,6 +19,8 @@ nginx location blocks taken verbatim from README.md:
   sign-in and provisioning pages use is among them; anything else stays the
   web site's; a full sign-in, certificate and verification go through it.
 """
+import base64
+import hashlib
 import http.client
 import json
 import os
@@ -40,6 +42,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 INTEROP = os.path.join(ROOT, "tests", "interop")
 DOMAIN = "example.test"
 LOGIN = "login.example.test"
+RP = "rp.example"
+BROWSER = os.path.join(ROOT, "tests", "browser")
 AUDIENCE = "https://rp.example"
 # How long nginx gets to start listening (generous: the machine is shared).
 NGINX_START_S = 30
@@ -96,8 +100,9 @@ def make_ca(d):
     ca_key, ca = os.path.join(d, "ca.key"), os.path.join(d, "ca.pem")
     key, csr, crt = (os.path.join(d, n) for n in ("server.key", "server.csr", "server.pem"))
     ext = vephelp.write(os.path.join(d, "server.ext"),
-                        "subjectAltName = DNS:%s, DNS:%s\nbasicConstraints = CA:FALSE\n"
-                        "extendedKeyUsage = serverAuth\n" % (DOMAIN, LOGIN))
+                        "subjectAltName = DNS:%s, DNS:%s, DNS:%s\n"
+                        "basicConstraints = CA:FALSE\nextendedKeyUsage = serverAuth\n"
+                        % (DOMAIN, LOGIN, RP))
     sh("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key,
        "-out", ca, "-days", "2", "-subj", "/CN=vep test CA",
        "-addext", "basicConstraints=critical,CA:TRUE",
@@ -207,10 +212,47 @@ def mozilla_verify(tmp, ng, assertion_file):
     """browserid-local-verify's verdict with its own HTTPS discovery."""
     env = dict(os.environ)
     env["NODE_EXTRA_CA_CERTS"] = os.path.join(tmp, "ca.pem")
-    env["VEP_HOSTMAP"] = ",".join("%s=127.0.0.1:%d" % (n, ng.port) for n in (DOMAIN, LOGIN))
+    env["VEP_HOSTMAP"] = ",".join("%s=127.0.0.1:%d" % (n, ng.port) for n in (DOMAIN, LOGIN, RP))
     p = subprocess.run(["node", "--require", os.path.join(INTEROP, "hostmap.js"),
                         os.path.join(INTEROP, "verify_https.js"), assertion_file, AUDIENCE],
                        capture_output=True, text=True, env=env, timeout=120)
+    if p.returncode != 0:
+        return {"ok": False, "err": "node exit %d: %s" % (p.returncode, p.stderr[-500:])}
+    return json.loads(p.stdout)
+
+
+def spki_hash(crt):
+    """base64 SHA-256 of the certificate's public key (Chromium's
+    --ignore-certificate-errors-spki-list: accept this one certificate)."""
+    pub = subprocess.run(["openssl", "x509", "-in", crt, "-pubkey", "-noout"],
+                         capture_output=True, check=True).stdout
+    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=pub,
+                         capture_output=True, check=True).stdout
+    return base64.b64encode(hashlib.sha256(der).digest()).decode()
+
+
+RP_PAGE = """<!doctype html><meta charset="utf-8"><title>a relying party</title>
+<input id="email"><button id="go">Sign in</button>
+<script src="https://%s/rp.js"></script>
+<script>
+document.getElementById('go').onclick = () => {
+  vepRP.request({ email: document.getElementById('email').value }).then(
+    (a) => { window.result = { assertion: a }; },
+    (e) => { window.result = { error: e.code + ': ' + e.message }; });
+};
+</script>
+"""
+
+
+def browser_rp(tmp, ng, crt, email, password):
+    """rp.js in Chromium at https://RP, given only the address: its result
+    ({"ok", "assertion", "authority"} or {"ok": false, "err"})."""
+    hostmap = ",".join("%s=127.0.0.1:%d" % (n, ng.port) for n in (DOMAIN, LOGIN, RP))
+    p = subprocess.run(["node", os.path.join(BROWSER, "rp_discover.js"), "https://" + RP,
+                        email, password, hostmap, spki_hash(crt)],
+                       capture_output=True, text=True, timeout=300)
+    if p.returncode == vephelp.SKIP:
+        vephelp.skip(p.stdout.strip())
     if p.returncode != 0:
         return {"ok": False, "err": "node exit %d: %s" % (p.returncode, p.stderr[-500:])}
     return json.loads(p.stdout)
@@ -293,14 +335,18 @@ def check_delegation(tmp, ca, crt, key):
     C.require("delegation: vep-keytool support-doc --delegate", rc == 0, err)
     C.eq("delegation: the static file", json.loads(doc), {"authority": LOGIN})
     static = vephelp.write(os.path.join(tmp, "delegation.json"), doc, 0o644)
+    rpdir = os.path.join(tmp, "rp")
+    os.mkdir(rpdir)
+    vephelp.write(os.path.join(rpdir, "index.html"), RP_PAGE % LOGIN, 0o644)
     block = readme_block("location / {")
+    static_block = readme_block("location = /.well-known/browserid {").replace(
+        "/etc/vep-authority/delegation.json", static)
     ng = None
     try:
         ng = Nginx(os.path.join(tmp, "ng-deleg"), lambda port: (
-            tls_server(DOMAIN, crt, key, port,
-                       "location = /.well-known/browserid { default_type application/json; "
-                       "alias %s; }\nlocation / { return 404; }" % static) +
-            tls_server(LOGIN, crt, key, port, proxied(block, auth))))
+            tls_server(DOMAIN, crt, key, port, static_block + "location / { return 404; }") +
+            tls_server(LOGIN, crt, key, port, proxied(block, auth)) +
+            tls_server(RP, crt, key, port, "root %s;\ndefault_type text/html;" % rpdir)))
         site = Via(LOGIN, ng.port, ca)
         r = Via(DOMAIN, ng.port, ca).get("/.well-known/browserid?domain=" + DOMAIN)
         C.eq("delegation: the email domain serves the static file",
@@ -341,6 +387,20 @@ def check_delegation(tmp, ca, crt, key):
                 v.get("ok") is False and "issuer" in v.get("err", ""), v)
         rc, out, err = keytool_verify(tmp, ng, wrong)
         C.eq("delegation: so does vep-keytool", rc, 1, out + err)
+        r = Via(DOMAIN, ng.port, ca).get("/.well-known/browserid",
+                                         {"Origin": "https://" + RP})
+        C.eq("delegation: the static file is readable cross-origin (rp.js)",
+             r.header("Access-Control-Allow-Origin"), "*")
+        b = browser_rp(tmp, ng, crt, "alice@" + DOMAIN, "wonderland")
+        C.check("delegation: rp.js in Chromium, given only the address, gets an assertion",
+                b.get("ok") is True, b.get("err"))
+        if b.get("ok"):
+            C.eq("delegation: rp.js followed the delegation to the login host's popup",
+                 b["authority"], "https://" + LOGIN)
+            af = vephelp.write(os.path.join(w.tmp, "browser.backed"), b["assertion"])
+            v = mozilla_verify(tmp, ng, af)
+            C.eq("delegation: Mozilla's verifier accepts rp.js's assertion", v,
+                 {"ok": True, "email": "alice@" + DOMAIN, "issuer": LOGIN})
     finally:
         if ng:
             ng.stop()
