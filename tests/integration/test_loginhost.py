@@ -407,6 +407,34 @@ def check_delegation(tmp, ca, crt, key):
         C.eq("delegation: clean exit", auth.stop(), 0)
 
 
+def check_authority_alone(tmp):
+    """authority without public_url, straight at the server: Host
+    login.example.test is this domain, its links are on that host, and
+    another name is still misdirected."""
+    w = signin.World(domain_extra="authority = %s\n" % LOGIN)
+    auth = w.start()
+    try:
+        r = auth.get("/.well-known/browserid", {"Host": LOGIN})
+        C.eq("authority alone: the login host gets the keys",
+             (r.status, sorted(r.json())),
+             (200, ["authentication", "keys", "provisioning", "public-key"]))
+        r = auth.get("/.well-known/browserid", {"Host": DOMAIN})
+        C.eq("authority alone: the domain's own name gets the delegation",
+             (r.status, r.json()), (200, {"authority": LOGIN}))
+        r = auth.get("/.well-known/browserid?domain=" + DOMAIN, {"Host": LOGIN + ":8443"})
+        C.eq("authority alone: ?domain= at the login host (with a port) gets the keys",
+             (r.status, "public-key" in r.json()), (200, True))
+        r = auth.get("/.well-known/host-meta.json", {"Host": LOGIN})
+        hrefs = [ln.get("href") or ln.get("template") for ln in r.json().get("links", [])]
+        C.check("authority alone: host-meta links are on the login host",
+                r.status == 200 and all(h.startswith("http://%s/" % LOGIN) for h in hrefs),
+                hrefs)
+        C.eq("authority alone: another name is misdirected",
+             auth.get("/.well-known/browserid", {"Host": "other.example.test"}).status, 421)
+    finally:
+        C.eq("authority alone: clean exit", auth.stop(), 0)
+
+
 def page_paths(body):
     """The same-origin paths a page loads (src=, href=)."""
     return [p for p in re.findall(r'(?:src|href)="(/[^"]*)"', body.decode())]
@@ -478,6 +506,7 @@ def main():
         ca, crt, key = make_ca(tmp)
         C.group(check_login_host, tmp, ca, crt, key)
         C.group(check_delegation, tmp, ca, crt, key)
+        C.group(check_authority_alone, tmp)
         C.group(check_forwarding, tmp, ca, crt, key)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
