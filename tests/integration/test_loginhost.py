@@ -26,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
@@ -47,6 +48,8 @@ BROWSER = os.path.join(ROOT, "tests", "browser")
 AUDIENCE = "https://rp.example"
 # How long nginx gets to start listening (generous: the machine is shared).
 NGINX_START_S = 30
+# How long a reload gets to show (generous, as above).
+RELOAD_WAIT_S = 30
 
 
 def need():
@@ -407,6 +410,16 @@ def check_delegation(tmp, ca, crt, key):
         C.eq("delegation: clean exit", auth.stop(), 0)
 
 
+def issued_iss(w, auth):
+    """The iss of a certificate alice gets straight from the server."""
+    cl = signin.Client(auth)
+    if cl.login("alice@" + DOMAIN, "wonderland").status != 200:
+        return "(sign-in failed)"
+    _, upub = vephelp.user_key(w.tmp, name="u-%d.pem" % vephelp.now_ms())
+    r = cl.post("/api/cert", {"pubkey": upub, "duration": 600})
+    return vephelp.jws_payload(r.json()["cert"])["iss"] if r.status == 200 else r.status
+
+
 def check_authority_alone(tmp):
     """authority without public_url, straight at the server: Host
     login.example.test is this domain, its links are on that host, and
@@ -431,6 +444,23 @@ def check_authority_alone(tmp):
                 hrefs)
         C.eq("authority alone: another name is misdirected",
              auth.get("/.well-known/browserid", {"Host": "other.example.test"}).status, 421)
+        C.eq("authority alone: a certificate names the login host",
+             issued_iss(w, auth), LOGIN)
+        # Reload without the key: the domain's own name gets its keys, and
+        # certificates name the domain again.
+        with open(w.config) as f:
+            text = f.read()
+        vephelp.write(w.config, text.replace("authority = %s\n" % LOGIN, ""))
+        auth.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + RELOAD_WAIT_S
+        doc = {}
+        while "public-key" not in doc and time.monotonic() < deadline:
+            time.sleep(0.1)
+            doc = auth.get("/.well-known/browserid", {"Host": DOMAIN}).json()
+        C.check("reload without authority: the domain's name gets the keys", "public-key" in doc,
+                doc)
+        C.eq("reload without authority: certificates name the domain", issued_iss(w, auth),
+             DOMAIN)
     finally:
         C.eq("authority alone: clean exit", auth.stop(), 0)
 
