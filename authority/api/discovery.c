@@ -58,7 +58,7 @@ link_base(const struct req *r, const struct domain *d, char base[BASE_BUFSZ])
 	rc = req_host(r, host, hostport, sizeof(host), &local);
 	if (rc < 0)
 		return REQ_ERR_BAD_HOST;
-	if (rc == 0 && !local && domain_set_find(authority_domains(r->a), host) == NULL)
+	if (rc == 0 && !local && domain_set_find_host(authority_domains(r->a), host) == NULL)
 		return REQ_ERR_UNKNOWN_DOMAIN;
 	/* The scheme we were reached with; behind a TLS proxy the
 	 * administrator sets public_url. */
@@ -67,10 +67,25 @@ link_base(const struct req *r, const struct domain *d, char base[BASE_BUFSZ])
 	return 0;
 }
 
+/* 1 when the request reached us by the delegating domain's own name: a
+ * verifier asking the email domain itself must be sent to its authority
+ * (the login host, or a request by address, gets the keys). */
+static int
+asks_delegating_name(const struct req *r, const struct domain *d)
+{
+	char host[260], hostport[260];
+	int local;
+
+	return d->cfg->authority != NULL &&
+	    req_host(r, host, hostport, sizeof(host), &local) == 0 && !local &&
+	    strcmp(host, d->cfg->name) == 0;
+}
+
 void
 wellknown_support(struct req *r)
 {
-	const struct doc *doc = &r->domain->support;
+	const struct doc *doc = asks_delegating_name(r, r->domain) ? &r->domain->delegation :
+	    &r->domain->support;
 
 	req_reply_tagged(r, MEDIA_JSON, doc->body, doc->len, doc->etag, PUBLIC_DOC);
 }

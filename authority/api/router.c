@@ -116,7 +116,9 @@ check_domain(struct req *r, struct signin_session *s)
 		r->domain = &set->v[0];
 		return 0;
 	}
-	r->domain = domain_set_find(set, host);
+	/* A login host (a domain's authority or public_url host) is served
+	 * as that domain: what a reverse proxy for it passes on. */
+	r->domain = domain_set_find_host(set, host);
 	return r->domain != NULL ? 0 : REQ_ERR_UNKNOWN_DOMAIN;
 }
 
@@ -131,30 +133,6 @@ same_ip(const char *a, const char *b)
 		return 0;
 	return inet_pton(fam, a, x) == 1 && inet_pton(fam, b, y) == 1 &&
 	    memcmp(x, y, fam == AF_INET6 ? sizeof(struct in6_addr) : sizeof(struct in_addr)) == 0;
-}
-
-/* The host of url ("scheme://host[:port]", IPv6 in brackets) into out
- * (outlen bytes), lowercase, without brackets. Returns 0 or
- * VEP_ERR_INVALID. */
-static int
-url_host(const char *url, char *out, size_t outlen)
-{
-	const char *h = strstr(url, "://"), *e;
-	size_t n, i;
-
-	if (h == NULL)
-		return VEP_ERR_INVALID;
-	h += 3;
-	if (*h == '[')
-		e = strchr(++h, ']');
-	else
-		e = h + strcspn(h, ":/");
-	if (e == NULL || (n = (size_t)(e - h)) == 0 || n >= outlen)
-		return VEP_ERR_INVALID;
-	for (i = 0; i < n; i++)
-		out[i] = (char)tolower((unsigned char)h[i]);
-	out[n] = '\0';
-	return VEP_OK;
 }
 
 /* Where the listener is bound, as far as Host goes. */
@@ -202,10 +180,11 @@ check_host(struct req *r)
 	if (rc < 0)
 		return REQ_ERR_BAD_HOST;
 	for (i = 0; i < cfg->ndomains; i++) {
-		if (strcmp(cfg->domains[i].name, host) == 0)
+		if (strcmp(cfg->domains[i].name, host) == 0 ||
+		    config_domain_is_authority_host(&cfg->domains[i], host))
 			return 0;
 		if (cfg->domains[i].public_url != NULL &&
-		    url_host(cfg->domains[i].public_url, uhost, sizeof(uhost)) == 0 &&
+		    config_url_host(cfg->domains[i].public_url, uhost, sizeof(uhost)) == 0 &&
 		    (strcmp(uhost, host) == 0 || same_ip(uhost, host)))
 			return 0;
 	}

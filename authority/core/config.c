@@ -61,6 +61,8 @@ static int set_proxies(const struct config_key *, void *, const char *, const ch
     size_t);
 static int set_origins(const struct config_key *, void *, const char *, const char *, char *,
     size_t);
+static int set_authority(const struct config_key *, void *, const char *, const char *, char *,
+    size_t);
 
 #define G(m) offsetof(struct config, m)
 #define D(m) offsetof(struct config_domain, m)
@@ -186,6 +188,10 @@ static const struct config_key config_keys[] = {
 	  "text appended to an address's local part to make its PAM user name" },
 	{ "account_aliases", SCOPE_DOMAIN, set_path, NULL, 0, 0, D(account_aliases), 0,
 	  "file of 'LOCALPART PAMUSER' lines overriding the default mapping" },
+	{ "authority", SCOPE_DOMAIN, set_authority, NULL, 0, 0, D(authority), 0,
+	  "BrowserID delegation: the login host (HOST[:PORT]) that issues the domain's "
+	  "certificates (iss = HOST) and serves its keys and pages; the domain itself serves "
+	  "{\"authority\":\"HOST\"} (vep-keytool support-doc --delegate HOST)" },
 };
 
 #define NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
@@ -645,6 +651,40 @@ set_origins(const struct config_key *k, void *field, const char *text, const cha
 
 /* Printable ASCII without spaces, '/' or ':' (the result is a user name
  * handed to PAM and NSS). */
+/* A login host as verifiers take an "authority": a domain name, optionally
+ * ":PORT" (browserid-local-verify allows one), stored lowercase. */
+static int
+set_authority(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	char host[VEP_DOMAIN_MAX + 1], *end;
+	const char *colon = strchr(text, ':');
+	size_t n = colon != NULL ? (size_t)(colon - text) : strlen(text);
+	unsigned long port;
+	char **dst = field;
+
+	if (n == 0 || n > VEP_DOMAIN_MAX)
+		goto bad;
+	memcpy(host, text, n);
+	host[n] = '\0';
+	if (!vep_domain_valid(host))
+		goto bad;
+	if (colon != NULL) {
+		errno = 0;
+		port = strtoul(colon + 1, &end, 10);
+		if (!isdigit((unsigned char)colon[1]) || *end != '\0' || errno != 0 ||
+		    port == 0 || port > 65535)
+			goto bad;
+	}
+	if (store_text(field, text, why, whylen) != 0)
+		return VEP_ERR_NOMEM;
+	vep_domain_lower(*dst);
+	return VEP_OK;
+bad:
+	whyf(why, whylen, "must be a host name, optionally with :PORT");
+	return VEP_ERR_INVALID;
+}
+
 static int
 set_suffix(const struct config_key *k, void *field, const char *text, const char *base_dir,
     char *why, size_t whylen)
@@ -704,6 +744,7 @@ domain_clear(struct config_domain *d)
 	free(d->public_url);
 	free(d->account_suffix);
 	free(d->account_aliases);
+	free(d->authority);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -788,6 +829,45 @@ config_find_domain(const struct config *cfg, const char *name)
 		if (strcmp(cfg->domains[i].name, name) == 0)
 			return &cfg->domains[i];
 	return NULL;
+}
+
+/* Contract in core/config.h; the router and the domain lookup share it. */
+int
+config_url_host(const char *url, char *out, size_t outlen)
+{
+	const char *h = strstr(url, "://"), *e;
+	size_t n, i;
+
+	if (h == NULL)
+		return VEP_ERR_INVALID;
+	h += 3;
+	if (*h == '[')
+		e = strchr(++h, ']');
+	else
+		e = h + strcspn(h, ":/");
+	if (e == NULL || (n = (size_t)(e - h)) == 0 || n >= outlen)
+		return VEP_ERR_INVALID;
+	for (i = 0; i < n; i++)
+		out[i] = (char)tolower((unsigned char)h[i]);
+	out[n] = '\0';
+	return VEP_OK;
+}
+
+const char *
+config_domain_issuer(const struct config_domain *d)
+{
+	return d->authority != NULL ? d->authority : d->name;
+}
+
+int
+config_domain_is_authority_host(const struct config_domain *d, const char *host)
+{
+	size_t n;
+
+	if (d->authority == NULL || host == NULL)
+		return 0;
+	n = strcspn(d->authority, ":");
+	return strlen(host) == n && strncmp(d->authority, host, n) == 0;
 }
 
 /* Appends an empty domain named name (validated, lowercased). */
@@ -1022,8 +1102,58 @@ parse_assignment(struct parse *p, char *s)
 		p->dom->key_dir_line = p->line;
 	if (p->dom != NULL && strcmp(k->name, "account_aliases") == 0)
 		p->dom->account_aliases_line = p->line;
+	if (p->dom != NULL && strcmp(k->name, "authority") == 0)
+		p->dom->authority_line = p->line;
 	if (p->dom == NULL)
 		p->line_global[idx] = p->line;
+	return VEP_OK;
+}
+
+/* The rules of one delegated domain d against the others: its login host
+ * is not itself, agrees with its public_url, and every domain whose
+ * certificates a verifier checks against that host's support document
+ * (one delegating to it, or the host served as a domain of its own) signs
+ * with the same key: the host publishes one key set, whichever of them a
+ * request names. */
+static int
+check_delegation(struct parse *p, const struct config_domain *d)
+{
+	const struct config_domain *e;
+	const char *uh;
+	size_t i;
+
+	p->line = d->authority_line;
+	if (strcmp(d->authority, d->name) == 0)
+		return perr(p, "authority", "names the domain itself");
+	if (d->public_url != NULL) {
+		uh = strstr(d->public_url, "://") + 3;
+		if (strcmp(uh, d->authority) != 0)
+			return perr(p, "authority",
+			    "must be the HOST[:PORT] of public_url (%.260s)", d->public_url);
+	}
+	for (i = 0; i < p->cfg->ndomains; i++) {
+		e = &p->cfg->domains[i];
+		if (e == d || (strcmp(e->name, d->authority) != 0 &&
+		    (e->authority == NULL || strcmp(e->authority, d->authority) != 0)))
+			continue;
+		if (strcmp(e->key_dir, d->key_dir) != 0)
+			return perr(p, "authority", "[domain %.253s] shares the login host %.260s "
+			    "and must use the same key_dir (%.300s)", e->name, d->authority,
+			    d->key_dir);
+	}
+	return VEP_OK;
+}
+
+static int
+check_delegations(struct parse *p)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < p->cfg->ndomains; i++)
+		if (p->cfg->domains[i].authority != NULL &&
+		    (rc = check_delegation(p, &p->cfg->domains[i])) != 0)
+			return rc;
 	return VEP_OK;
 }
 
@@ -1074,7 +1204,7 @@ parse_text(struct parse *p, char *text, size_t len)
 		    "domain is required", p->path);
 		return VEP_ERR_INVALID;
 	}
-	return VEP_OK;
+	return check_delegations(p);
 }
 
 int

@@ -39,6 +39,9 @@ struct config_domain {
 	char *account_suffix;  /* appended to the local part for PAM, or NULL */
 	char *account_aliases; /* absolute path of the alias table, or NULL */
 	unsigned account_aliases_line; /* line of account_aliases (0 when unset) */
+	char *authority;     /* BrowserID delegation: the login host ("host[:port]",
+	                      * lowercase) that issues this domain's certificates, or NULL */
+	unsigned authority_line; /* line of authority (0 when unset) */
 };
 
 /* access_log: one line per request, to the diagnostic log (stderr, the
@@ -136,6 +139,19 @@ int config_parse_listen(const char *s, char *host, size_t hostlen, unsigned *por
 
 /* Looks up a served domain by lowercase name; NULL when not served. */
 const struct config_domain *config_find_domain(const struct config *cfg, const char *name);
+
+/* The host of url ("scheme://host[:port]", IPv6 in brackets) into out
+ * (outlen bytes), lowercase, without brackets. Returns 0 or
+ * VEP_ERR_INVALID. */
+int config_url_host(const char *url, char *out, size_t outlen);
+
+/* The iss of the domain's certificates: its authority when it delegates,
+ * else its own name. Borrowed. */
+const char *config_domain_issuer(const struct config_domain *d);
+
+/* 1 when host (lowercase, no port, no brackets) is the host part of the
+ * domain's authority (a delegated login host), else 0. */
+int config_domain_is_authority_host(const struct config_domain *d, const char *host);
 
 /* Writes the key table (name, scope, default, doc) to f, one key per line:
  * what --list-keys prints, and what tests compare with CONFIG.md. */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "auth/account.h"
+#include "email.h"
 #include "err.h"
 #include "key.h"
 #include <jansson.h>
@@ -173,6 +174,13 @@ domain_load_keys(struct domain *d, const json_t *entry)
 	if ((rc = vep_key_fingerprint(ks.current, d->current_fp)) != 0 ||
 	    (rc = build_key_docs(&ks, &d->support, &d->pk)) != 0)
 		goto out;
+	if (d->cfg->authority != NULL) {
+		char *text = NULL;
+
+		if ((rc = vep_support_build_delegated(d->cfg->authority, &text)) != 0 ||
+		    (rc = doc_set(&d->delegation, text)) != 0)
+			goto out;
+	}
 	d->keys = ks;
 	memset(&ks, 0, sizeof(ks));
 	d->current_since = json_integer_value(json_object_get(entry, "current_since"));
@@ -187,6 +195,7 @@ domain_clear(struct domain *d)
 	vep_keyset_clear(&d->keys);
 	doc_clear(&d->support);
 	doc_clear(&d->pk);
+	doc_clear(&d->delegation);
 	doc_clear(&d->hm_xrd);
 	doc_clear(&d->hm_jrd);
 	free(d->hm_base);
@@ -302,6 +311,26 @@ domain_set_find(const struct domain_set *set, const char *name)
 
 	for (i = 0; set != NULL && name != NULL && i < set->n; i++)
 		if (strcmp(set->v[i].cfg->name, name) == 0)
+			return &set->v[i];
+	return NULL;
+}
+
+struct domain *
+domain_set_find_host(const struct domain_set *set, const char *host)
+{
+	char uhost[VEP_DOMAIN_MAX + 3];
+	struct domain *d;
+	size_t i;
+
+	if ((d = domain_set_find(set, host)) != NULL || set == NULL || host == NULL)
+		return d;
+	for (i = 0; i < set->n; i++)
+		if (config_domain_is_authority_host(set->v[i].cfg, host))
+			return &set->v[i];
+	for (i = 0; i < set->n; i++)
+		if (set->v[i].cfg->public_url != NULL &&
+		    config_url_host(set->v[i].cfg->public_url, uhost, sizeof(uhost)) == 0 &&
+		    strcmp(uhost, host) == 0)
 			return &set->v[i];
 	return NULL;
 }

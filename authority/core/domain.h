@@ -35,6 +35,8 @@ struct domain {
 	                                  * the epoch), 0 unknown: the metrics */
 	struct doc support;              /* /.well-known/browserid */
 	struct doc pk;                   /* /pk: the bare current key */
+	struct doc delegation;           /* {"authority":HOST} when cfg->authority is set:
+	                                  * what the domain's own name answers */
 	/* host-meta carries absolute URLs, so it depends on the base URL:
 	 * fixed when public_url is configured (built at load), otherwise the
 	 * request's scheme://Host, built per request (domain_hostmeta). */
@@ -61,6 +63,12 @@ int domain_set_from_bundle(const json_t *bundle, config_maker_fn make_cfg, void 
 
 /* Finds a served domain by lowercase name, NULL when not served. */
 struct domain *domain_set_find(const struct domain_set *set, const char *name);
+
+/* Finds the domain a request's Host (lowercase, no port) means: a served
+ * domain of that name, else the first (in configuration order) whose
+ * authority is that host, else the first whose public_url has that host (a
+ * login host, e.g. login.example.com for example.com). NULL when none. */
+struct domain *domain_set_find_host(const struct domain_set *set, const char *host);
 
 /* Host-meta for base ("scheme://host[:port]", already validated by the
  * caller: only [A-Za-z0-9.:[]-] characters), as XRD (json == 0) or JRD

@@ -229,7 +229,7 @@ issuance_certify(struct issuance *is, const struct issuance_order *o, issuance_d
 	if ((w = calloc(1, sizeof(*w))) == NULL)
 		return VEP_ERR_NOMEM;
 	snprintf(w->email, sizeof(w->email), "%s", o->email);
-	p.issuer = d->cfg->name;
+	p.issuer = config_domain_issuer(d->cfg);
 	p.email = w->email;
 	p.pubkey = o->pubkey;
 	p.iat_ms = now - CERT_BACKDATE_MS;

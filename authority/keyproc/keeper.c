@@ -117,50 +117,70 @@ answer(struct chan_srv *c, uint8_t type, int rc)
 	return answer_send(c, answer_new(type, rc), -1);
 }
 
-/* 1 when msg is the signing input of an identity certificate this key may
- * sign: its header names the key's algorithm, its issuer is the key's
- * domain, the certified address is in that domain, and its lifetime is at
- * most VEP_CERT_MAX_LIFETIME_MS. A network process that was taken over can
- * still have certificates of its own domains signed (as it could ask for
- * them anyway), but never anything else with a domain key. */
-static int
-input_ok(const vep_key *key, const char *domain, const uint8_t *msg, size_t len)
+/* The certificate whose signing input is msg, read by the strict parser of
+ * what verifiers read (on "input.AA"), or NULL. The certified key's costly
+ * checks are the network process's (issuance policy, api/certificate.c):
+ * they protect the key's owner, not the domain key, and one that took the
+ * network process over could certify a key of its own anyway. */
+static vep_cert *
+input_cert(const uint8_t *msg, size_t len)
 {
 	static const char dummy_sig[] = ".AA";
 	vep_cert *cert = NULL;
 	char *text;
-	const char *at;
-	int ok = 0;
 
 	if (len > VEP_JWS_MAX_BYTES || (text = malloc(len + sizeof(dummy_sig))) == NULL)
-		return 0;
+		return NULL;
 	memcpy(text, msg, len);
 	memcpy(text + len, dummy_sig, sizeof(dummy_sig));
-	/* The strict parser of what verifiers read, on "input.AA". The
-	 * certified key's costly checks are the network process's (issuance
-	 * policy, api/certificate.c): they protect the key's owner, not the domain key,
-	 * and one that took the network process over could certify a key of
-	 * its own anyway. */
 	if (vep_cert_parse_checked(text, len + sizeof(dummy_sig) - 1, VEP_KEY_CHECKS_CHEAP,
-	    &cert) == 0 &&
-	    cert->jws->alg == vep_key_alg(key) && strcmp(cert->issuer, domain) == 0 &&
-	    (at = strrchr(cert->email, '@')) != NULL && strcasecmp(at + 1, domain) == 0 &&
-	    cert->iat_ms >= 0 && cert->exp_ms > cert->iat_ms &&
-	    cert->exp_ms - cert->iat_ms <= VEP_CERT_MAX_LIFETIME_MS)
-		ok = 1;
-	vep_cert_free(cert);
+	    &cert) != 0)
+		cert = NULL;
 	free(text);
-	return ok;
+	return cert;
+}
+
+/* The key with fingerprint fp that may sign cert, or NULL: the current key
+ * (or the pending or previous set's) of the certified address's own
+ * domain, *issuer set to what that domain's certificates must name (the
+ * domain, or the login host it delegates to). So a key signs certificates
+ * of exactly the domains configured with it, each under its own issuer. */
+static const vep_key *
+signer_for(const struct keeper_srv *k, const char *fp, const vep_cert *cert, const char **issuer)
+{
+	const char *at = strrchr(cert->email, '@');
+	const vep_key *key;
+
+	if (at == NULL)
+		return NULL;
+	if ((key = keyring_find(k->cur, fp, at + 1, issuer)) == NULL &&
+	    (key = keyring_find(k->pending, fp, at + 1, issuer)) == NULL)
+		key = keyring_find(k->prev, fp, at + 1, issuer);
+	return key;
+}
+
+/* 1 when cert may be signed with key for a domain whose certificates name
+ * issuer: its header names the key's algorithm, its issuer is that one, and
+ * its lifetime is at most VEP_CERT_MAX_LIFETIME_MS. A network process that
+ * was taken over can still have certificates of its own domains signed (as
+ * it could ask for them anyway), but never anything else with a domain key. */
+static int
+cert_ok(const vep_cert *cert, const vep_key *key, const char *issuer)
+{
+	return cert->jws->alg == vep_key_alg(key) && strcmp(cert->issuer, issuer) == 0 &&
+	    cert->iat_ms >= 0 && cert->exp_ms > cert->iat_ms &&
+	    cert->exp_ms - cert->iat_ms <= VEP_CERT_MAX_LIFETIME_MS;
 }
 
 static int
 do_sign(struct chan_srv *c, const struct ipc_msg *req)
 {
 	char fp[VEP_FINGERPRINT_BUFSZ];
-	const char *domain = NULL;
+	const char *issuer = NULL;
 	const vep_key *key;
 	const uint8_t *p, *in;
 	struct ipc_msg *ans;
+	vep_cert *cert = NULL;
 	uint8_t *sig = NULL;
 	size_t n, len, siglen = 0;
 	int rc = VEP_ERR_INVALID;
@@ -171,20 +191,22 @@ do_sign(struct chan_srv *c, const struct ipc_msg *req)
 		goto out;
 	memcpy(fp, p, VEP_FINGERPRINT_HEX_LEN);
 	fp[VEP_FINGERPRINT_HEX_LEN] = '\0';
+	cert = input_cert(in, len);
 	pthread_rwlock_rdlock(&c->k->lock);
 	/* Pending too: loops take up a new set as soon as it is swapped in,
 	 * a moment before the commit arrives. */
-	if ((key = keyring_find(c->k->cur, fp, &domain)) == NULL &&
-	    (key = keyring_find(c->k->pending, fp, &domain)) == NULL)
-		key = keyring_find(c->k->prev, fp, &domain);
-	if (key == NULL)
+	if (keyring_find(c->k->cur, fp, NULL, NULL) == NULL &&
+	    keyring_find(c->k->pending, fp, NULL, NULL) == NULL &&
+	    keyring_find(c->k->prev, fp, NULL, NULL) == NULL)
 		rc = VEP_ERR_NOKEY;
-	else if (!input_ok(key, domain, in, len))
+	else if (cert == NULL || (key = signer_for(c->k, fp, cert, &issuer)) == NULL ||
+	    !cert_ok(cert, key, issuer))
 		rc = VEP_ERR_INVALID;
 	else
 		rc = vep_key_sign(key, in, len, &sig, &siglen);
 	pthread_rwlock_unlock(&c->k->lock);
 out:
+	vep_cert_free(cert);
 	ans = answer_new(KEEPER_SIGN, rc);
 	if (ans != NULL && rc == 0 &&
 	    ipc_msg_put(ans, KEEPER_TAG_SIGNATURE, sig, siglen) != VEP_OK) {

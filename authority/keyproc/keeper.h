@@ -89,9 +89,11 @@ struct keeper_key {
 
 /* vep_signer's sign function (ctx: a struct keeper_key *; pub is not
  * looked at). Returns 0 or VEP_ERR_NOKEY (no current key with that
- * fingerprint), VEP_ERR_INVALID (msg is not a certificate of the key's
- * domain), VEP_ERR_TOOBIG (msg over KEEPER_BODY_MAX - 64), VEP_ERR_IO (the
- * key process is gone or did not answer: the channel stays broken). */
+ * fingerprint), VEP_ERR_INVALID (msg is not a certificate of an address
+ * of a domain configured with that key, with that domain's issuer: the
+ * domain, or the login host its "authority" names), VEP_ERR_TOOBIG (msg
+ * over KEEPER_BODY_MAX - 64), VEP_ERR_IO (the key process is gone or did
+ * not answer: the channel stays broken). */
 int keeper_sign(void *ctx, const vep_key *pub, const uint8_t *msg, size_t len,
     uint8_t **sig, size_t *siglen);
 

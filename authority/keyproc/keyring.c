@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "auth/account.h"
@@ -238,16 +239,20 @@ out:
 }
 
 const vep_key *
-keyring_find(const struct keyring *kr, const char *fingerprint, const char **domain)
+keyring_find(const struct keyring *kr, const char *fingerprint, const char *domain,
+    const char **issuer)
 {
 	size_t i;
 
+	/* Several domains may share a key (those delegating to one login
+	 * host do): the certified address's domain picks the row. */
 	for (i = 0; kr != NULL && fingerprint != NULL && i < kr->n; i++) {
-		if (strcmp(kr->fingerprints[i], fingerprint) == 0) {
-			if (domain != NULL)
-				*domain = kr->cfg->domains[i].name;
-			return kr->sets[i].current;
-		}
+		if (strcmp(kr->fingerprints[i], fingerprint) != 0 ||
+		    (domain != NULL && strcasecmp(kr->cfg->domains[i].name, domain) != 0))
+			continue;
+		if (issuer != NULL)
+			*issuer = config_domain_issuer(&kr->cfg->domains[i]);
+		return kr->sets[i].current;
 	}
 	return NULL;
 }

@@ -40,11 +40,14 @@ struct keyring {
 int keyring_load(const char *config_path, config_maker_fn make_cfg, void *arg,
     struct keyring **out, json_t **bundle, char *err, size_t errlen);
 
-/* The current key (private half) of whichever domain's current key has
- * this fingerprint (vep_key_fingerprint), or NULL; *domain (may be NULL)
- * set to that domain's name. Borrowed. */
+/* The current key (private half) with this fingerprint
+ * (vep_key_fingerprint) of the served domain named domain (an email's
+ * domain, compared ignoring case), or NULL when that domain's current key
+ * has another fingerprint or the domain is not served; *issuer (may be
+ * NULL) is then the iss its certificates carry (config_domain_issuer).
+ * With domain NULL, any domain's. Borrowed. */
 const vep_key *keyring_find(const struct keyring *kr, const char *fingerprint,
-    const char **domain);
+    const char *domain, const char **issuer);
 
 /* Frees the keyring, wiping its keys. NULL-safe. */
 void keyring_free(struct keyring *kr);

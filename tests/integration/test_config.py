@@ -138,6 +138,27 @@ bad("unterminated section", "[domain example.test\n", 1, None)
 bad("not an assignment", "listen 127.0.0.1:80\n" + D, 1, None, "key = value")
 bad("public_url with path", D + "public_url = https://id.example.test/x\n", 3, "public_url")
 bad("public_url scheme", D + "public_url = ftp://id.example.test\n", 3, "public_url")
+rc, out, err = vephelp.run(["--config", cfg(
+    GOOD + "public_url = https://login.example.test\nauthority = login.example.test\n"
+    "[domain example.org]\nkey_dir = %s\nauthority = login.example.test\n" % key1),
+    "--check"])
+c.eq("two domains delegating to one login host with one key: OK", (rc, out.strip()),
+     (0, "configuration OK"), err.strip())
+bad("authority not a host", D + "authority = https://login.example.test\n", 3, "authority",
+    "host name")
+bad("authority port range", D + "authority = login.example.test:70000\n", 3, "authority",
+    "host name")
+bad("authority is the domain itself", D + "authority = EXAMPLE.test\n", 3, "authority",
+    "itself")
+bad("authority not public_url's host",
+    D + "public_url = https://id.example.test\nauthority = login.example.test\n", 4,
+    "authority", "public_url")
+bad("domains sharing a login host with different keys",
+    D + "authority = login.example.test\n[domain example.org]\nkey_dir = %s\n"
+    "authority = login.example.test\n" % key2, 3, "authority", "same key_dir")
+bad("a delegating domain's login host served with another key",
+    D + "authority = login.example.test\n[domain login.example.test]\nkey_dir = %s\n"
+    % key2, 3, "authority", "same key_dir")
 bad("line too long (LIMIT_CONFIG_LINE_BYTES=1024)", "# " + "x" * 1030 + "\n" + D, 1, None,
     "longer than 1024")
 bad("missing key dir", "[domain example.test]\n\nkey_dir = %s/none\n" % tmp, 3, None,

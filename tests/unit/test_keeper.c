@@ -18,6 +18,10 @@
  * starts with: as root, exactly the kept capabilities are left (effective,
  * permitted, bounding; none inheritable or ambient) with no-new-privileges,
  * and a second call changes nothing; without root nothing is done.
+ * Delegation: a key shared by domains that delegate to one login host signs
+ * each one's certificates under the login host's name and nothing else
+ * (not under the domain's own name, not for the login host's addresses,
+ * not another domain's with its own key).
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -223,6 +227,69 @@ test_keeper(void)
 	vep_key_free(pub3);
 	vep_key_free(user);
 	vep_key_free(other);
+}
+
+/* Domains delegating to login.example.test share the key in dir; other.test
+ * has its own. Each certificate is signed only under its domain's issuer. */
+static void
+test_delegation(void)
+{
+	struct keeper_params kp = { conf, make_cfg, NULL, NULL };
+	char err[1024], *cert = NULL, odir[96], saved[160];
+	struct keeper *k = NULL;
+	struct keeper_chan *c;
+	json_t *bundle = NULL, *doms;
+	vep_key *pub = NULL, *opub = NULL, *user = NULL;
+	FILE *f;
+
+	snprintf(odir, sizeof(odir), "%s/other", dir);
+	snprintf(saved, sizeof(saved), "%s.saved", conf);
+	ASSERT_EQ(rename(conf, saved), 0);
+	ASSERT_TRUE(mkdir(odir, 0700) == 0 && vep_keydir_ensure(odir, NULL) == 0);
+	ASSERT_TRUE((f = fopen(conf, "w")) != NULL);
+	fprintf(f, "state_dir = %s/state\n[domain example.test]\nkey_dir = %s\n"
+	    "authority = login.example.test\n[domain example.org]\nkey_dir = %s\n"
+	    "authority = login.example.test\n[domain other.test]\nkey_dir = %s\n", dir, dir, dir,
+	    odir);
+	fclose(f);
+	ASSERT_EQ(vep_key_generate_rsa(2048, &user), VEP_OK);
+	ASSERT_EQ(keeper_start(&kp, 1, &k, err, sizeof(err)), VEP_OK);
+	c = keeper_chan(k, 0);
+	ASSERT_EQ(keeper_load(keeper_control(k), &bundle, err, sizeof(err)), VEP_OK);
+	pub = bundle_current(bundle);
+	doms = json_object_get(bundle, "domains");
+	vep_key_from_json(json_object_get(json_array_get(doms, 2), "current"), &opub);
+	json_decref(bundle);
+	ASSERT_TRUE(pub != NULL && opub != NULL);
+	ASSERT_EQ(keeper_commit(keeper_control(k), 1), VEP_OK);
+
+	ASSERT_EQ(sign_cert(c, pub, "login.example.test", "alice@example.test", 600000, user,
+	    &cert), VEP_OK);
+	free(cert);
+	cert = NULL;
+	ASSERT_EQ(sign_cert(c, pub, "login.example.test", "bob@example.org", 600000, user,
+	    &cert), VEP_OK);
+	free(cert);
+	cert = NULL;
+	ASSERT_EQ(sign_cert(c, pub, "example.test", "alice@example.test", 600000, user, &cert),
+	    VEP_ERR_INVALID);
+	ASSERT_EQ(sign_cert(c, pub, "login.example.test", "alice@login.example.test", 600000,
+	    user, &cert), VEP_ERR_INVALID);
+	ASSERT_EQ(sign_cert(c, pub, "login.example.test", "carol@other.test", 600000, user,
+	    &cert), VEP_ERR_INVALID);
+	ASSERT_EQ(sign_cert(c, opub, "login.example.test", "alice@example.test", 600000, user,
+	    &cert), VEP_ERR_INVALID);
+	ASSERT_EQ(sign_cert(c, opub, "other.test", "carol@other.test", 600000, user, &cert),
+	    VEP_OK);
+	free(cert);
+	keeper_stop(k);
+	vep_key_free(pub);
+	vep_key_free(opub);
+	vep_key_free(user);
+	ASSERT_EQ(rename(saved, conf), 0);
+	snprintf(saved, sizeof(saved), "%s/current.pem", odir);
+	unlink(saved);
+	rmdir(odir);
 }
 
 /* Each channel asks only what its holder needs; a refusal does nothing,
@@ -460,6 +527,7 @@ main(void)
 	fclose(f);
 	RUN(test_keeper);
 	RUN(test_permits);
+	RUN(test_delegation);
 	RUN(test_proto);
 	RUN(test_keep_caps);
 	unlink(conf);
