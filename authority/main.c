@@ -38,6 +38,7 @@
 #include "auth/pam_spawn.h"
 #include "api/router.h"
 #include "secmem.h"
+#include "vep_version.h"
 #include "edge/listener.h"
 #include "server/loop.h"
 #include "server/loops.h"
@@ -68,7 +69,7 @@ usage(FILE *f)
 	    "[--set KEY=VALUE]...\n"
 	    "       vep-authority --demo [--state DIR] [--listen ADDR:PORT] [--check]\n"
 	    "                     [--set KEY=VALUE]...\n"
-	    "       vep-authority --list-keys\n"
+	    "       vep-authority --list-keys | --version\n"
 	    "\n"
 	    "  --config FILE       read settings from FILE (see CONFIG.md)\n"
 	    "  --check             validate the configuration and keys, then exit\n"
@@ -78,7 +79,8 @@ usage(FILE *f)
 	    "  --listen ADDR:PORT  listen address (overrides listen; port 0 picks one)\n"
 	    "  --set KEY=VALUE     set a global configuration key (repeatable; after the\n"
 	    "                      file or the demo's defaults, e.g. --set shim_origin=URL)\n"
-	    "  --list-keys         print every configuration key with its default\n");
+	    "  --list-keys         print every configuration key with its default\n"
+	    "  --version           print the version (\"vep-authority " VEP_VERSION "\")\n");
 }
 
 /* Returns 0, or EXIT_CONFIG after printing why. */
@@ -94,6 +96,7 @@ parse_options(int argc, char **argv, struct options *o)
 		{ "list-keys", no_argument, NULL, 'K' },
 		{ "set", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -116,6 +119,7 @@ parse_options(int argc, char **argv, struct options *o)
 			o->sets[o->nsets++] = optarg;
 			break;
 		case 'h': usage(stdout); exit(0);
+		case 'V': printf("vep-authority %s\n", VEP_VERSION); exit(0);
 		default: usage(stderr); return EXIT_CONFIG;
 		}
 	}
@@ -656,8 +660,8 @@ main(int argc, char **argv)
 	printf("listening on %s://%s\n", authority_domains(&a)->tls != NULL ? "https" : "http",
 	    server_address(a.loops[0]->server));
 	fflush(stdout);
-	log_info(&a.log, "listening on %s://%s (%zu domain%s, %zu event loop%s)",
-	    authority_domains(&a)->tls != NULL ? "https" : "http",
+	log_info(&a.log, "vep-authority %s listening on %s://%s (%zu domain%s, %zu event loop%s)",
+	    VEP_VERSION, authority_domains(&a)->tls != NULL ? "https" : "http",
 	    server_address(a.loops[0]->server), authority_domains(&a)->n,
 	    authority_domains(&a)->n == 1 ? "" : "s", a.nloops, a.nloops == 1 ? "" : "s");
 	if (a.demo && demo_start(&a) != 0)
