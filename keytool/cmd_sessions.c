@@ -210,6 +210,7 @@ static int
 revoke_all(struct db *db, const struct victims *v, size_t *done)
 {
 	struct db_audit_row row = { 0 };
+	char email[DB_SESSION_EMAIL_MAX + 1];
 	size_t i;
 	int err;
 
@@ -221,7 +222,8 @@ revoke_all(struct db *db, const struct victims *v, size_t *done)
 		if (err != 0)
 			return err;
 		(*done)++;
-		printf("revoked session %lld of %s\n", (long long)v->ids[i], v->emails[i]);
+		printf("revoked session %lld of %s\n", (long long)v->ids[i],
+		    kt_state_printable(v->emails[i], email, sizeof(email)));
 		row.ts_ms = now_ms();
 		row.event = DB_AUDIT_LOGOUT;
 		row.email = v->emails[i];

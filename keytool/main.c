@@ -135,8 +135,8 @@ kt_main_usage(FILE *f)
 	    "Commands:\n", f);
 	for (i = 0; i < KT_NCMDS; i++)
 		fprintf(f, "  %-17s %s\n", kt_cmds[i].name, kt_cmds[i].usage);
-	fputs("\nFiles may be '-' for stdin. Exit status: 0 ok/valid, 1 invalid,\n"
-	    "2 usage, I/O or network error.\n", f);
+	fputs("\nFiles may be '-' for stdin. Exit status: 0 ok/valid, 1 invalid (or,\n"
+	    "for revoke and clear, nothing matched), 2 usage, I/O or network error.\n", f);
 }
 
 int
