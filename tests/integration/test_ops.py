@@ -55,8 +55,13 @@ def check_versions():
 
 
 def check_sessions(w, auth, version):
-    C.check("the start-up log line names the version",
-            ("vep-authority %s listening on" % version) in auth.stderr(), auth.stderr()[-500:])
+    # The log line follows the "listening on" line of standard output.
+    line = "vep-authority %s listening on" % version
+    deadline = time.monotonic() + 30
+    while line not in auth.stderr() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    C.check("the start-up log line names the version", line in auth.stderr(),
+            auth.stderr()[-500:])
     a1, a2, c = signin.Client(auth), signin.Client(auth), signin.Client(auth)
     C.eq("sessions: alice signs in (1)", a1.login("alice@example.test", "wonderland").status, 200)
     C.eq("sessions: alice signs in (2)", a2.login("alice@example.test", "wonderland").status, 200)
