@@ -41,6 +41,17 @@ def kt_json(*args):
     return rc, rows, err
 
 
+def eventually(fn, limit=30):
+    """fn()'s value once it is true, or its last value after limit seconds:
+    sign-ins are audited by the writer thread after the answer, not before."""
+    deadline = time.monotonic() + limit
+    v = fn()
+    while not v and time.monotonic() < deadline:
+        time.sleep(0.05)
+        v = fn()
+    return v
+
+
 def check_versions():
     want = os.environ.get("VEP_VERSION")
     C.require("VEP_VERSION is set by meson", want)
@@ -102,7 +113,10 @@ def check_sessions(w, auth, version):
     C.eq("revoke --email: another account's session lives", c.get("/api/session").status, 200)
     rc, _, err = vephelp.kt("sessions", "revoke", "--state", w.state)
     C.eq("revoke without --id, --email or --all: usage error", rc, 2, err)
-    rc, audit, _ = kt_json("audit", "--state", w.state, "--json", "--email", "alice")
+    def alice_audit():
+        rows = kt_json("audit", "--state", w.state, "--json", "--email", "alice")[1]
+        return rows if sum(r["event"] == "login_success" for r in rows) == 2 else None
+    audit = eventually(alice_audit) or []
     revoked = [r for r in audit if r["event"] == "logout" and r["outcome"] == "revoked"]
     C.eq("revocations are in the audit trail (audit --email ACCOUNT)", len(revoked), 2)
     C.check("audit --email ACCOUNT: alice's sign-ins too",
@@ -190,7 +204,8 @@ def check_backup(w, auth):
         began = time.monotonic()
         rc, out, err = vephelp.kt("backup", "--state", w.state, bak)
         n_before = len(received)
-        time.sleep(0.2)   # the burst goes on after the backup too
+        # The burst goes on after the backup too.
+        eventually(lambda: len(received) > n_before + 5, 60)
     finally:
         stop.set()
         for t in threads:
@@ -263,10 +278,10 @@ def check_prune(w, auth):
           if r[1] < now * 1000], [])
     C.eq("audit prune: the server records on",
          cl.login("alice@example.test", "wonderland").status, 200)
-    rc, rows, _ = kt_json("audit", "--state", w.state, "--json", "--email",
-                          "alice@example.test", "--since", now - 1)
-    C.check("audit prune: the new sign-in is recorded",
-            any(r["event"] == "login_success" for r in rows), rows)
+    rows = eventually(lambda: [r for r in kt_json(
+        "audit", "--state", w.state, "--json", "--email", "alice@example.test",
+        "--since", now - 1)[1] if r["event"] == "login_success"])
+    C.check("audit prune: the new sign-in is recorded", rows, rows)
 
 
 def main():
