@@ -15,6 +15,7 @@ import os
 import sqlite3
 import stat
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -208,6 +209,33 @@ def backup_restore(k):
          (0, "deleted 51 audit rows"))
 
 
+def prune_batches_and_lock_wait(k):
+    """audit prune deletes in batches of 1000 until none is left; a writing
+    command waits for a write lock another connection holds (up to 10 s)
+    instead of failing at once."""
+    d = make_state(k)
+    db = sqlite3.connect(os.path.join(d, "authority.db"), isolation_level=None,
+                         check_same_thread=False)
+    db.execute("BEGIN")
+    db.executemany("INSERT INTO audit (ts_ms, event, email, client_addr, outcome)"
+                   " VALUES (?, 2, 'x', 'y', 'z')", [(1000 + i,) for i in range(2500)])
+    db.execute("INSERT INTO audit (ts_ms, event, email, client_addr, outcome)"
+               " VALUES (?, 2, 'new', 'y', 'z')", (int(time.time()) * 1000,))
+    db.execute("COMMIT")
+    # Held for a second by another connection, as the server holds it for
+    # one transaction.
+    db.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(1.0, lambda: db.execute("COMMIT"))
+    release.start()
+    rc, out, err = k.kt("audit", "prune", "--state", d)
+    release.join()
+    db.close()
+    C.eq("audit prune across batches, after waiting for the lock",
+         (rc, out.split(" older")[0]), (0, "deleted 2500 audit rows"), err)
+    C.eq("audit prune: the recent row stays", sql(d, "SELECT count(*), min(email) FROM audit"),
+         [(1, "new")])
+
+
 def help_and_version(k):
     rc, out, _ = k.kt("--help")
     for cmd in ("sessions", "throttle", "backup", "restore", "audit prune"):
@@ -220,4 +248,5 @@ def help_and_version(k):
 
 
 if __name__ == "__main__":
-    sys.exit(vephelp.keytool_main(C, [sessions, throttle, backup_restore, help_and_version]))
+    sys.exit(vephelp.keytool_main(C, [sessions, throttle, backup_restore, prune_batches_and_lock_wait,
+                                         help_and_version]))
