@@ -43,6 +43,7 @@
 #include "api/metrics.h"
 #include "api/router.h"
 #include "secmem.h"
+#include "vep_version.h"
 #include "edge/listener.h"
 #include "server/loop.h"
 #include "server/loops.h"
@@ -75,7 +76,7 @@ usage(FILE *f)
 	    "       vep-authority --demo [--state DIR] [--listen ADDR:PORT] [--check]\n"
 	    "                     [--set KEY=VALUE]...\n"
 	    "       vep-authority --config FILE --reload PID\n"
-	    "       vep-authority --list-keys\n"
+	    "       vep-authority --list-keys | --version\n"
 	    "\n"
 	    "  --config FILE       read settings from FILE (see CONFIG.md)\n"
 	    "  --check             validate the configuration and keys, then exit\n"
@@ -88,7 +89,8 @@ usage(FILE *f)
 	    "  --reload PID        ask the authority PID (serving FILE's state_dir) to\n"
 	    "                      reload, wait for the outcome: exit 0 reloaded, 1 not\n"
 	    "                      (the reason on stderr); systemd's ExecReload\n"
-	    "  --list-keys         print every configuration key with its default\n");
+	    "  --list-keys         print every configuration key with its default\n"
+	    "  --version           print the version (\"vep-authority " VEP_VERSION "\")\n");
 }
 
 /* Returns 0, or EXIT_CONFIG after printing why. */
@@ -105,6 +107,7 @@ parse_options(int argc, char **argv, struct options *o)
 		{ "set", required_argument, NULL, 'S' },
 		{ "reload", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -139,6 +142,7 @@ parse_options(int argc, char **argv, struct options *o)
 			break;
 		}
 		case 'h': usage(stdout); exit(0);
+		case 'V': printf("vep-authority %s\n", VEP_VERSION); exit(0);
 		default: usage(stderr); return EXIT_CONFIG;
 		}
 	}
@@ -790,8 +794,8 @@ main(int argc, char **argv)
 	if (a.metrics_server != NULL)
 		log_info(&a.log, "metrics on http://%s%s", server_address(a.metrics_server),
 		    PATH_METRICS);
-	log_info(&a.log, "listening on %s://%s (%zu domain%s, %zu event loop%s)",
-	    authority_domains(&a)->tls != NULL ? "https" : "http",
+	log_info(&a.log, "vep-authority %s listening on %s://%s (%zu domain%s, %zu event loop%s)",
+	    VEP_VERSION, authority_domains(&a)->tls != NULL ? "https" : "http",
 	    server_address(a.loops[0]->server), authority_domains(&a)->n,
 	    authority_domains(&a)->n == 1 ? "" : "s", a.nloops, a.nloops == 1 ? "" : "s");
 	if (a.demo && demo_start(&a) != 0)

@@ -3,14 +3,18 @@
  * support documents, offline certificates, and relying-party checks.
  *
  * Owns the subcommand table and dispatch; each command lives in its group's
- * file (cmd_key.c, cmd_support.c, cmd_cert.c, cmd_verify.c, cmd_inspect.c).
+ * file (cmd_key.c, cmd_support.c, cmd_cert.c, cmd_verify.c, cmd_inspect.c;
+ * on a state directory cmd_audit.c, cmd_sessions.c, cmd_throttle.c,
+ * cmd_backup.c).
  * Must never hold state across commands: one command per process.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd_audit.h"
+#include "cmd_state.h"
 #include "kt.h"
+#include "vep_version.h"
 
 static const struct kt_cmd kt_cmds[] = {
 	{ "genkey", kt_cmd_genkey, "--out FILE [--alg RS256|RS128|DS128|DS256]",
@@ -96,9 +100,27 @@ static const struct kt_cmd kt_cmds[] = {
 	  "the document of a delegated authority.\n"
 	  "--at MS verifies as of that time (ms since the epoch).\n"
 	  "Exit 0: valid; 1: invalid (reason on stderr); 2: usage, I/O, network.\n" },
-	{ "audit", kt_cmd_audit, "--state DIR [--email ADDR] [--since TIME] [--limit N] [--json]",
+	{ "audit", kt_cmd_audit,
+	  "--state DIR [--email ADDR|ACCOUNT] [--since TIME] [--limit N] [--json]\n"
+	  "                    | audit prune --state DIR [--before TIME]",
 	  "Prints the authority's audit trail (sign-ins, issued certificates),\n"
-	  "oldest first; TIME is ISO-8601 UTC, epoch seconds, or an age (1h, 7d).\n" },
+	  "oldest first (--limit N: the newest N); TIME is ISO-8601 UTC, epoch\n"
+	  "seconds, or an age (1h, 7d). prune deletes rows older than TIME\n"
+	  "(default 365d).\n" },
+	{ "sessions", kt_cmd_sessions,
+	  "--state DIR [--email ADDR] [--json]\n"
+	  "                    | sessions revoke --state DIR (--id N | --email ADDR | --all)",
+	  "Lists live sessions by id (never a token); revoke ends them at once.\n" },
+	{ "throttle", kt_cmd_throttle,
+	  "--state DIR [--json]\n"
+	  "                    | throttle clear --state DIR (--account NAME | --address ADDR "
+	  "| --all)",
+	  "Lists running sign-in counts; clear lets an account or address sign\n"
+	  "in again at once.\n" },
+	{ "backup", kt_cmd_backup, "--state DIR [--force] FILE",
+	  "A consistent copy of the running authority's database (mode 0600).\n" },
+	{ "restore", kt_cmd_restore, "--state DIR [--force] FILE",
+	  "Puts a backup back while the authority is stopped.\n" },
 	{ "inspect", kt_cmd_inspect, "FILE",
 	  "Decodes a certificate, assertion or backed assertion for a human:\n"
 	  "headers, pretty payloads, times in ISO-8601 UTC, key algorithm and\n"
@@ -112,12 +134,13 @@ kt_main_usage(FILE *f)
 {
 	size_t i;
 
-	fputs("usage: vep-keytool COMMAND [OPTIONS] (COMMAND --help for details)\n\n"
+	fputs("usage: vep-keytool COMMAND [OPTIONS] (COMMAND --help for details)\n"
+	    "       vep-keytool --version\n\n"
 	    "Commands:\n", f);
 	for (i = 0; i < KT_NCMDS; i++)
 		fprintf(f, "  %-17s %s\n", kt_cmds[i].name, kt_cmds[i].usage);
-	fputs("\nFiles may be '-' for stdin. Exit status: 0 ok/valid, 1 invalid,\n"
-	    "2 usage, I/O or network error.\n", f);
+	fputs("\nFiles may be '-' for stdin. Exit status: 0 ok/valid, 1 invalid (or,\n"
+	    "for revoke and clear, nothing matched), 2 usage, I/O or network error.\n", f);
 }
 
 int
@@ -128,6 +151,10 @@ main(int argc, char **argv)
 	if (argc < 2) {
 		kt_main_usage(stderr);
 		return KT_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("vep-keytool %s\n", VEP_VERSION);
+		return KT_EXIT_OK;
 	}
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "help") == 0) {

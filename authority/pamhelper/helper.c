@@ -38,6 +38,7 @@
 #include "err.h"
 #include "ipc/ipc.h"
 #include "pamhelper/proto.h"
+#include "vep_version.h"
 
 /* Seconds a worker allows itself beyond its deadline before its own alarm
  * ends it: a backstop should the supervisor be stopped. */
@@ -660,11 +661,21 @@ out:
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	struct helper h = { .sock = -1, .sigfd = -1 };
 	int rc;
 
+	/* The authority starts it with no argument; an administrator may ask
+	 * which build sits next to the server. */
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		printf("vep-pam-helper %s\n", VEP_VERSION);
+		return 0;
+	}
+	if (argc != 1) {
+		fprintf(stderr, "usage: vep-pam-helper [--version] (started by vep-authority)\n");
+		return 2;
+	}
 	rc = setup(&h);
 	if (rc == VEP_OK)
 		rc = run(&h);

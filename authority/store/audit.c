@@ -16,13 +16,19 @@ static const char sql_insert[] =
     "INSERT INTO audit (ts_ms, event, email, key_fp, iat_ms, exp_ms,"
     " client_addr, outcome, signer_fp, account)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
-static const char sql_query_all[] =
-    "SELECT id, ts_ms, event, email, key_fp, iat_ms, exp_ms, client_addr, outcome,"
-    " signer_fp, account FROM audit WHERE ts_ms >= ?1 ORDER BY ts_ms, id LIMIT ?2";
-static const char sql_query_email[] =
-    "SELECT id, ts_ms, event, email, key_fp, iat_ms, exp_ms, client_addr, outcome,"
-    " signer_fp, account FROM audit WHERE email = ?3 AND ts_ms >= ?1"
-    " ORDER BY ts_ms, id LIMIT ?2";
+/* The newest ?2 rows that match (LIMIT -1: all), handed back oldest first.
+ * ?3 NULL matches every row; an address matches itself; an account name
+ * (no '@') matches itself and every address whose local part it is, as
+ * typed at sign-in (store/audit.h). */
+static const char sql_query[] =
+    "SELECT * FROM (SELECT id, ts_ms, event, email, key_fp, iat_ms, exp_ms,"
+    " client_addr, outcome, signer_fp, account FROM audit WHERE ts_ms >= ?1 AND (?3 IS NULL"
+    " OR email = ?3 OR (instr(?3, '@') = 0"
+    " AND substr(email, 1, length(?3) + 1) = ?3 || '@'))"
+    " ORDER BY ts_ms DESC, id DESC LIMIT ?2) ORDER BY ts_ms, id";
+static const char sql_prune[] =
+    "DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE ts_ms < ?1"
+    " ORDER BY ts_ms LIMIT ?2)";
 static const char sql_signer_expiry[] =
     "SELECT max(exp_ms) FROM audit WHERE signer_fp = ?1";
 
@@ -330,11 +336,7 @@ db_audit_query(struct db *db, const struct db_audit_filter *f,
 
 	if (db == NULL || cb == NULL || (f != NULL && (f->limit < 0)))
 		return VEP_ERR_ARG;
-	if (f != NULL && f->email != NULL)
-		ret = db_stmt(db, DB_STMT_AUDIT_QUERY_EMAIL, sql_query_email, &st);
-	else
-		ret = db_stmt(db, DB_STMT_AUDIT_QUERY_ALL, sql_query_all, &st);
-	if (ret != 0)
+	if ((ret = db_stmt(db, DB_STMT_AUDIT_QUERY, sql_query, &st)) != 0)
 		return ret;
 	sqlite3_bind_int64(st, 1, f != NULL ? f->since_ms : 0);
 	/* LIMIT -1 is SQLite's "no limit". */
@@ -391,4 +393,25 @@ db_audit_signer_last_expiry(struct db *db, const char *signer_fp, int64_t *exp_m
 	}
 	db_stmt_done(st);
 	return ret;
+}
+
+int
+db_audit_prune(struct db *db, int64_t before_ms, int64_t max_rows, int64_t *count)
+{
+	sqlite3_stmt *st;
+	int ret;
+
+	if (count != NULL)
+		*count = 0;
+	if (db == NULL || before_ms < 0 || max_rows <= 0)
+		return VEP_ERR_ARG;
+	if ((ret = db_stmt(db, DB_STMT_AUDIT_PRUNE, sql_prune, &st)) != 0)
+		return ret;
+	sqlite3_bind_int64(st, 1, before_ms);
+	sqlite3_bind_int64(st, 2, max_rows);
+	if ((ret = db_step_done(st)) != 0)
+		return ret;
+	if (count != NULL)
+		*count = sqlite3_changes64(db->conn);
+	return VEP_OK;
 }

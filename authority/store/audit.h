@@ -99,9 +99,13 @@ int db_audit_batch_commit(struct db *db, struct db_audit_batch *b);
 void db_audit_batch_free(struct db_audit_batch *b);
 
 struct db_audit_filter {
-	const char *email;   /* only rows for this exact address/account; NULL = all */
+	/* NULL = all rows. An address ('@' inside) keeps the rows of exactly
+	 * that address; an account name (no '@') keeps the rows of that name
+	 * as typed and of every address whose local part it is ("alice":
+	 * "alice" and "alice@example.com", not "alice.b@example.com"). */
+	const char *email;
 	int64_t since_ms;    /* only rows with ts_ms >= since_ms */
-	int64_t limit;       /* at most this many rows; 0 = no limit */
+	int64_t limit;       /* the newest this many rows; 0 = no limit */
 };
 
 /* Called once per row; strings are borrowed until it returns. A non-zero
@@ -110,7 +114,8 @@ struct db_audit_filter {
 typedef int (*db_audit_cb)(const struct db_audit_row *row, void *arg);
 
 /* Calls cb for the rows matching f (NULL = all), oldest first (ts_ms, then
- * insertion order). Returns 0, cb's non-zero value, or an error. */
+ * insertion order); with a limit, the newest f->limit of them, still oldest
+ * first (like tail). Returns 0, cb's non-zero value, or an error. */
 int db_audit_query(struct db *db, const struct db_audit_filter *f,
     db_audit_cb cb, void *arg);
 
@@ -118,5 +123,12 @@ int db_audit_query(struct db *db, const struct db_audit_filter *f,
  * fingerprint signed, into *exp_ms; 0 when the trail has none. Returns 0 or
  * an error. */
 int db_audit_signer_last_expiry(struct db *db, const char *signer_fp, int64_t *exp_ms);
+
+/* Deletes at most max_rows rows older than before_ms (ts_ms < before_ms),
+ * oldest first, in one transaction; *count (may be NULL) gets how many.
+ * Call again while *count == max_rows, so a pruning administrator holds the
+ * write lock only briefly between the server's writes. Errors: VEP_ERR_ARG
+ * (negative time, max_rows < 1), DB_ERR_BUSY, DB_ERR_FULL, VEP_ERR_IO. */
+int db_audit_prune(struct db *db, int64_t before_ms, int64_t max_rows, int64_t *count);
 
 #endif

@@ -282,7 +282,7 @@ db_open_path(const char *path, const struct db_options *opt, struct db **out)
 {
 	struct db *db = NULL;
 	int64_t version;
-	int busy, flags, fd, ret;
+	int busy, flags, fd, ret, existing;
 	size_t i;
 
 	if (out == NULL)
@@ -297,8 +297,9 @@ db_open_path(const char *path, const struct db_options *opt, struct db **out)
 	if ((db = calloc(1, sizeof(*db))) == NULL)
 		return VEP_ERR_NOMEM;
 	db->readonly = opt != NULL && opt->readonly;
+	existing = db->readonly || (opt != NULL && opt->existing);
 
-	if (!db->readonly) {
+	if (!existing) {
 		/* Create the file ourselves so it is 0600 from the first byte;
 		 * SQLite gives the -wal and -shm files the same mode. Only when
 		 * it does not exist (O_EXCL): closing a descriptor of a file
@@ -333,13 +334,13 @@ db_open_path(const char *path, const struct db_options *opt, struct db **out)
 		ret = DB_ERR_NEWER;
 		goto out;
 	}
-	if (db->readonly && version != (int64_t)db_migrations_count) {
+	if (existing && version != (int64_t)db_migrations_count) {
 		ret = DB_ERR_SCHEMA;
 		goto out;
 	}
 	if ((ret = db_configure(db, busy)) != 0)
 		goto out;
-	for (i = 0; !db->readonly && i < db_migrations_count; i++)
+	for (i = 0; !existing && i < db_migrations_count; i++)
 		if ((ret = db_apply_migration(db, &db_migrations[i])) != 0)
 			goto out;
 	*out = db;

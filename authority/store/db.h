@@ -39,6 +39,10 @@ struct db;
 
 struct db_options {
 	int readonly;         /* open read-only: no migration, exact version required */
+	/* Read-write without creating or migrating: the file must exist at
+	 * exactly this binary's version (an administrator's tool changing a
+	 * live server's rows; DB_ERR_SCHEMA otherwise). */
+	int existing;
 	int busy_timeout_ms;  /* 0 = DB_BUSY_TIMEOUT_MS_DEFAULT */
 };
 
@@ -50,10 +54,11 @@ int db_open(const char *state_dir, const struct db_options *opt, struct db **out
  * 0600 if missing, switches it to WAL, sets synchronous=FULL, foreign_keys=ON
  * and the busy timeout, then applies every migration past PRAGMA user_version
  * in order, each in its own transaction that also bumps user_version.
- * Read-only: the file must exist and be exactly at the version this binary
- * knows (DB_ERR_SCHEMA otherwise). Both refuse a file whose user_version is
- * newer than the binary's last migration (DB_ERR_NEWER) and leave it
- * untouched. *out is cleared on entry and set only on success.
+ * Read-only, or read-write with opt->existing: the file must exist and be
+ * exactly at the version this binary knows (DB_ERR_SCHEMA otherwise).
+ * All refuse a file whose user_version is newer than the binary's last
+ * migration (DB_ERR_NEWER) and leave it untouched. *out is cleared on
+ * entry and set only on success.
  * Errors: VEP_ERR_ARG, VEP_ERR_NOMEM, VEP_ERR_IO, DB_ERR_NEWER,
  * DB_ERR_SCHEMA, DB_ERR_CORRUPT, DB_ERR_BUSY, DB_ERR_FULL. */
 int db_open_path(const char *path, const struct db_options *opt, struct db **out);

@@ -32,6 +32,13 @@ static const char sql_purge[] =
     " WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2)";
 
 static const char sql_count[] = "SELECT count(*) FROM sessions WHERE expires_at > ?1";
+/* Live sessions for an administrator (?2 NULL: every address). */
+static const char sql_list[] =
+    "SELECT id, email, created, last_seen, idle_s, absolute_at, expires_at"
+    " FROM sessions WHERE expires_at > ?1 AND (?2 IS NULL OR email = ?2)"
+    " ORDER BY email, created, id";
+static const char sql_revoke[] =
+    "DELETE FROM sessions WHERE id = ?1";
 
 static int
 session_email_ok(const char *email)
@@ -223,4 +230,58 @@ db_session_count(struct db *db, int64_t now, int64_t *count)
 	}
 	db_stmt_done(st);
 	return ret;
+}
+
+int
+db_session_list(struct db *db, const char *email, int64_t now, db_session_cb cb, void *arg)
+{
+	struct db_session s;
+	sqlite3_stmt *st = NULL;
+	const unsigned char *e;
+	int rc, ret;
+
+	if (db == NULL || cb == NULL)
+		return VEP_ERR_ARG;
+	if ((ret = db_stmt(db, DB_STMT_SESSION_LIST, sql_list, &st)) != 0)
+		return ret;
+	sqlite3_bind_int64(st, 1, now);
+	if (email != NULL)
+		sqlite3_bind_text(st, 2, email, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		memset(&s, 0, sizeof(s));
+		e = sqlite3_column_text(st, 1);
+		if (e == NULL || strlen((const char *)e) > DB_SESSION_EMAIL_MAX) {
+			ret = DB_ERR_CORRUPT;
+			goto out;
+		}
+		s.id = sqlite3_column_int64(st, 0);
+		memcpy(s.email, e, strlen((const char *)e) + 1);
+		s.created = sqlite3_column_int64(st, 2);
+		s.last_seen = sqlite3_column_int64(st, 3);
+		s.idle_s = sqlite3_column_int64(st, 4);
+		s.absolute_at = sqlite3_column_int64(st, 5);
+		s.expires_at = sqlite3_column_int64(st, 6);
+		if ((ret = cb(&s, arg)) != 0)
+			goto out;
+	}
+	ret = rc == SQLITE_DONE ? VEP_OK : db_err(rc);
+out:
+	db_stmt_done(st);
+	return ret;
+}
+
+int
+db_session_revoke(struct db *db, int64_t id)
+{
+	sqlite3_stmt *st;
+	int ret;
+
+	if (db == NULL || id <= 0)
+		return VEP_ERR_ARG;
+	if ((ret = db_stmt(db, DB_STMT_SESSION_REVOKE, sql_revoke, &st)) != 0)
+		return ret;
+	sqlite3_bind_int64(st, 1, id);
+	if ((ret = db_step_done(st)) != 0)
+		return ret;
+	return sqlite3_changes(db->conn) == 0 ? DB_ERR_NOTFOUND : VEP_OK;
 }

@@ -82,5 +82,20 @@ int db_session_purge(struct db *db, int64_t now, int64_t max_rows, int64_t *coun
 
 /* Counts the sessions alive at now into *count (one indexed range scan). */
 int db_session_count(struct db *db, int64_t now, int64_t *count);
+/* Called once per session; *s is borrowed until it returns. A non-zero
+ * return stops the walk and becomes db_session_list's result. It must not
+ * use the same struct db. */
+typedef int (*db_session_cb)(const struct db_session *s, void *arg);
+
+/* Calls cb for every session alive at now, of email only unless NULL,
+ * ordered by address, then creation. For administrators: a session is shown
+ * by its row id, never by anything that leads to its token. */
+int db_session_list(struct db *db, const char *email, int64_t now, db_session_cb cb,
+    void *arg);
+
+/* Ends the session with row id id (an administrator's revocation): its
+ * cookie finds nothing from the server's next lookup on. Returns 0,
+ * DB_ERR_NOTFOUND (no such session), VEP_ERR_ARG, DB_ERR_BUSY, DB_ERR_FULL. */
+int db_session_revoke(struct db *db, int64_t id);
 
 #endif

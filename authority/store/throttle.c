@@ -42,6 +42,20 @@ static const char sql_prune[] =
     "DELETE FROM throttle WHERE id IN (SELECT id FROM throttle"
     " WHERE window_end <= ?1 ORDER BY window_end LIMIT ?2)";
 
+/* An administrator's view: live counts and known addresses, the pair's
+ * name split at its one space into address and account. */
+static const char sql_list[] =
+    "SELECT kind, name, failures, window_end FROM throttle WHERE window_end > ?1"
+    " ORDER BY kind, name";
+/* ?1 account, ?2 address; NULL matches any. Known addresses (kind 4) are
+ * trust, not a count, and stay. */
+static const char sql_clear[] =
+    "DELETE FROM throttle WHERE kind IN (1, 2, 3)"
+    " AND (?1 IS NULL OR (kind = 1 AND name = ?1)"
+    " OR (kind = 3 AND substr(name, instr(name, ' ') + 1) = ?1))"
+    " AND (?2 IS NULL OR (kind = 2 AND name = ?2)"
+    " OR (kind = 3 AND substr(name, 1, instr(name, ' ') - 1) = ?2))";
+
 /* The schema's `kind` values. */
 enum throttle_kind {
 	THROTTLE_ACCOUNT = 1,
@@ -335,6 +349,106 @@ db_throttle_prune(struct db *db, int64_t now, int64_t max_rows, int64_t *count)
 		return ret;
 	sqlite3_bind_int64(st, 1, now);
 	sqlite3_bind_int64(st, 2, max_rows);
+	if ((ret = db_step_done(st)) != 0)
+		return ret;
+	if (count != NULL)
+		*count = sqlite3_changes(db->conn);
+	return VEP_OK;
+}
+
+/* The names of the schema's kinds, as db_throttle_entry.kind shows them. */
+static const struct {
+	enum throttle_kind kind;
+	const char *name;
+} kind_names[] = {
+	{ THROTTLE_ACCOUNT, "account" },
+	{ THROTTLE_ADDR, "address" },
+	{ THROTTLE_PAIR, "pair" },
+	{ THROTTLE_KNOWN, "known" },
+};
+
+static const char *
+kind_name(int kind)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++)
+		if ((int)kind_names[i].kind == kind)
+			return kind_names[i].name;
+	return NULL;
+}
+
+/* Fills e from one row; the pair's and the known address's "ADDR ACCOUNT"
+ * is split into buf. */
+static int
+entry_from_row(sqlite3_stmt *st, char *buf, size_t buflen, struct db_throttle_entry *e)
+{
+	const char *name = (const char *)sqlite3_column_text(st, 1);
+	int kind = sqlite3_column_int(st, 0);
+	char *sp;
+
+	memset(e, 0, sizeof(*e));
+	if (name == NULL || (e->kind = kind_name(kind)) == NULL ||
+	    strlen(name) >= buflen)
+		return DB_ERR_CORRUPT;
+	memcpy(buf, name, strlen(name) + 1);
+	e->count = sqlite3_column_int64(st, 2);
+	e->window_end = sqlite3_column_int64(st, 3);
+	if (kind == THROTTLE_ACCOUNT) {
+		e->account = buf;
+	} else if (kind == THROTTLE_ADDR) {
+		e->addr = buf;
+	} else {
+		if ((sp = strchr(buf, ' ')) == NULL)
+			return DB_ERR_CORRUPT;
+		*sp = '\0';
+		e->addr = buf;
+		e->account = sp + 1;
+	}
+	return VEP_OK;
+}
+
+int
+db_throttle_list(struct db *db, int64_t now, db_throttle_cb cb, void *arg)
+{
+	char buf[2 * DB_THROTTLE_NAME_MAX + 2];
+	struct db_throttle_entry e;
+	sqlite3_stmt *st = NULL;
+	int rc, ret;
+
+	if (db == NULL || cb == NULL)
+		return VEP_ERR_ARG;
+	if ((ret = db_stmt(db, DB_STMT_THROTTLE_LIST, sql_list, &st)) != 0)
+		return ret;
+	sqlite3_bind_int64(st, 1, now);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if ((ret = entry_from_row(st, buf, sizeof(buf), &e)) != 0 ||
+		    (ret = cb(&e, arg)) != 0)
+			goto out;
+	}
+	ret = rc == SQLITE_DONE ? VEP_OK : db_err(rc);
+out:
+	db_stmt_done(st);
+	return ret;
+}
+
+int
+db_throttle_clear(struct db *db, const char *account, const char *addr, int64_t *count)
+{
+	sqlite3_stmt *st;
+	int ret;
+
+	if (count != NULL)
+		*count = 0;
+	if (db == NULL || (account != NULL && account[0] == '\0') ||
+	    (addr != NULL && (addr[0] == '\0' || strchr(addr, ' ') != NULL)))
+		return VEP_ERR_ARG;
+	if ((ret = db_stmt(db, DB_STMT_THROTTLE_CLEAR, sql_clear, &st)) != 0)
+		return ret;
+	if (account != NULL)
+		sqlite3_bind_text(st, 1, account, -1, SQLITE_STATIC);
+	if (addr != NULL)
+		sqlite3_bind_text(st, 2, addr, -1, SQLITE_STATIC);
 	if ((ret = db_step_done(st)) != 0)
 		return ret;
 	if (count != NULL)

@@ -105,4 +105,31 @@ int db_throttle_settle(struct db *db, const char *account, const char *addr, int
  * be NULL) gets how many. Call again while *count == max_rows. */
 int db_throttle_prune(struct db *db, int64_t now, int64_t max_rows, int64_t *count);
 
+/* One row as an administrator sees it (db_throttle_list). Strings are
+ * borrowed until the callback returns. */
+struct db_throttle_entry {
+	const char *kind;      /* "pair", "account", "address" or "known" */
+	const char *account;   /* counting form; NULL for "address" */
+	const char *addr;      /* counting form; NULL for "account" */
+	int64_t count;         /* attempts counted in the window (1 for "known") */
+	int64_t window_end;    /* s: when the count (or the trust) ends */
+};
+
+/* A non-zero return stops db_throttle_list and becomes its result. It
+ * must not use the same struct db. */
+typedef int (*db_throttle_cb)(const struct db_throttle_entry *e, void *arg);
+
+/* Calls cb for every count and known address still running at now,
+ * ordered by kind ("account", "address", "pair", "known"), then name. */
+int db_throttle_list(struct db *db, int64_t now, db_throttle_cb cb, void *arg);
+
+/* Forgets counts (an administrator unlocking): with account only, the
+ * account's own count and every pair count of it; with addr only, the
+ * address's count and every pair count from it; with both, that one pair's
+ * count; with neither, every count. Known addresses stay. The next attempt
+ * is checked against what remains, at once. *count (may be NULL) gets the
+ * rows removed. Errors: VEP_ERR_ARG (an empty name, an address with a
+ * space), DB_ERR_BUSY, DB_ERR_FULL, VEP_ERR_IO. */
+int db_throttle_clear(struct db *db, const char *account, const char *addr, int64_t *count);
+
 #endif

@@ -12,6 +12,7 @@ domain not served, as such, with the address typed (its domain in lower case); a
 is recorded at most 20 a second per event loop (the rest are counted in the
 log), so it cannot turn into a write per request."""
 
+import json
 import os
 import sqlite3
 import sys
@@ -106,6 +107,17 @@ def main():
         C.eq("the attempt for a domain not served is recorded as such, with the address",
              [(EVENTS[r["event"]], r["email"], r["client_addr"]) for r in ns],
              [("login_failure", "Eve@elsewhere.test", "127.0.0.1")])
+
+        rc, out, _ = vephelp.kt("audit", "--state", w.state, "--json")
+        shown = [json.loads(ln) for ln in out.splitlines()]
+        C.check("vep-keytool audit --json shows the signer and the account",
+                rc == 0 and [x["signer_fingerprint"] for x in shown
+                             if x["event"] == "cert_issued"] == [fp_first, fp_second] and
+                any(x["account"] == "alice" for x in shown), out[-400:])
+        rc, out, _ = vephelp.kt("audit", "--state", w.state)
+        C.check("... and so does its text form",
+                rc == 0 and ("signed by " + fp_second) in out and " account alice" in out,
+                out[-400:])
 
         # A flood of refusals costs at most 20 rows a second (one loop).
         last = got[-1]["id"] if got else 0

@@ -155,6 +155,17 @@ test_rows_and_queries(void)
 	ASSERT_EQ(c.events[0], DB_AUDIT_LOGIN_SUCCESS);
 	ASSERT_EQ(c.events[1], DB_AUDIT_CERT_ISSUED);
 
+	/* An account name: as typed, and the addresses whose local part it is. */
+	memset(&c, 0, sizeof(c));
+	f.email = "alice";
+	ASSERT_EQ(db_audit_query(db, &f, collect_cb, &c), 0);
+	ASSERT_EQ(c.n, 3);
+	ASSERT_STREQ(c.emails[0], "alice");
+	memset(&c, 0, sizeof(c));
+	f.email = "alic";
+	ASSERT_EQ(db_audit_query(db, &f, collect_cb, &c), 0);
+	ASSERT_EQ(c.n, 0);
+
 	memset(&c, 0, sizeof(c));
 	f.email = NULL;
 	f.since_ms = 3000;
@@ -174,6 +185,10 @@ test_rows_and_queries(void)
 	f.limit = 2;
 	ASSERT_EQ(db_audit_query(db, &f, collect_cb, &c), 0);
 	ASSERT_EQ(c.n, 2);
+	/* The newest two (bob's rows), still oldest first. */
+	ASSERT_STREQ(c.emails[1], "bob@example.com");
+	ASSERT_STREQ(c.emails[0], DB_AUDIT_UNKNOWN);
+	ASSERT_TRUE(c.ids[0] < c.ids[1]);
 
 	/* A callback's non-zero return stops the walk and is passed back. */
 	memset(&c, 0, sizeof(c));
@@ -183,6 +198,40 @@ test_rows_and_queries(void)
 	f.limit = -1;
 	ASSERT_EQ(db_audit_query(db, &f, collect_cb, &c), VEP_ERR_ARG);
 	ASSERT_EQ(db_audit_query(db, NULL, NULL, &c), VEP_ERR_ARG);
+}
+
+static void
+test_prune(void)
+{
+	char *path = tu_path(dir, "prune.db");
+	struct db *p = NULL;
+	struct db_audit_row r = { .event = DB_AUDIT_LOGOUT, .outcome = "ok" };
+	int64_t n = -1;
+	int i;
+
+	ASSERT_EQ(db_open_path(path, NULL, &p), 0);
+	for (i = 1; i <= 5; i++) {
+		r.ts_ms = i * 100;
+		ASSERT_EQ(db_audit_add(p, &r), 0);
+	}
+	/* Bounded batches, oldest first; a row at the bound stays. */
+	ASSERT_EQ(db_audit_prune(p, 400, 2, &n), 0);
+	ASSERT_EQ(n, 2);
+	ASSERT_EQ(db_audit_prune(p, 400, 2, &n), 0);
+	ASSERT_EQ(n, 1);
+	ASSERT_EQ(db_audit_prune(p, 400, 2, &n), 0);
+	ASSERT_EQ(n, 0);
+	{
+		sqlite3 *raw = tu_raw_open(path);
+
+		ASSERT_EQ(tu_raw_int(raw, "SELECT min(ts_ms) FROM audit"), 400);
+		sqlite3_close(raw);
+	}
+	ASSERT_EQ(db_audit_prune(p, -1, 2, &n), VEP_ERR_ARG);
+	ASSERT_EQ(db_audit_prune(p, 400, 0, &n), VEP_ERR_ARG);
+	ASSERT_EQ(db_audit_prune(NULL, 400, 2, &n), VEP_ERR_ARG);
+	db_close(p);
+	free(path);
 }
 
 static void
@@ -423,6 +472,7 @@ main(void)
 	}
 	RUN(test_event_table_matches_schema);
 	RUN(test_rows_and_queries);
+	RUN(test_prune);
 	RUN(test_args);
 	RUN(test_batch);
 	RUN(test_disk_full);

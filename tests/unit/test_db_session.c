@@ -1,7 +1,8 @@
 /*
  * test_db_session.c - sessions on a real SQLite file: create and look up,
  * idle expiry and its sliding, absolute expiry, delete, the per-address cap,
- * bounded purge, argument limits, and that only hashes reach the disk (the
+ * bounded purge, argument limits, the administrator's list and revoke,
+ * and that only hashes reach the disk (the
  * raw token bytes must not appear in the database or its WAL).
  */
 #include <openssl/evp.h>
@@ -306,6 +307,80 @@ test_only_hashes_on_disk(void)
 }
 
 /* Sessions survive a restart (they are on disk, not in memory). */
+struct listed {
+	int64_t ids[8];
+	char emails[8][DB_SESSION_EMAIL_MAX + 1];
+	size_t n;
+};
+
+static int
+list_cb(const struct db_session *s, void *arg)
+{
+	struct listed *l = arg;
+
+	if (strncmp(s->email, "list-", 5) != 0 || l->n == 8)
+		return 0;
+	l->ids[l->n] = s->id;
+	(void)snprintf(l->emails[l->n], sizeof(l->emails[0]), "%s", s->email);
+	l->n++;
+	return 0;
+}
+
+static int
+stop_cb(const struct db_session *s, void *arg)
+{
+	(void)s;
+	(void)arg;
+	return 7;
+}
+
+/* An administrator's listing and revocation: live sessions only, by
+ * address, and a revoked token is no longer found. */
+static void
+test_list_revoke(void)
+{
+	uint8_t h[4][DB_SESSION_HASH_BYTES];
+	int64_t ids[4], now = 5000000;
+	struct db_session s;
+	struct listed l;
+	unsigned i;
+
+	for (i = 0; i < 4; i++)
+		fake_hash(h[i], 900 + i, 0x5a);
+	ASSERT_EQ(db_session_create(db, "list-b@example.com", now, 3600, 86400, h[0], &ids[0]),
+	    0);
+	ASSERT_EQ(db_session_create(db, "list-a@example.com", now + 1, 3600, 86400, h[1],
+	    &ids[1]), 0);
+	ASSERT_EQ(db_session_create(db, "list-a@example.com", now + 2, 3600, 86400, h[2],
+	    &ids[2]), 0);
+	/* Dead by now + 10: not listed. */
+	ASSERT_EQ(db_session_create(db, "list-a@example.com", now, 5, 86400, h[3], &ids[3]), 0);
+
+	memset(&l, 0, sizeof(l));
+	ASSERT_EQ(db_session_list(db, NULL, now + 10, list_cb, &l), 0);
+	ASSERT_EQ(l.n, 3);
+	ASSERT_STREQ(l.emails[0], "list-a@example.com");
+	ASSERT_EQ(l.ids[0], ids[1]);
+	ASSERT_EQ(l.ids[1], ids[2]);
+	ASSERT_STREQ(l.emails[2], "list-b@example.com");
+	memset(&l, 0, sizeof(l));
+	ASSERT_EQ(db_session_list(db, "list-b@example.com", now + 10, list_cb, &l), 0);
+	ASSERT_EQ(l.n, 1);
+	ASSERT_EQ(l.ids[0], ids[0]);
+	ASSERT_EQ(db_session_list(db, NULL, now + 10, stop_cb, NULL), 7);
+
+	ASSERT_EQ(db_session_revoke(db, ids[1]), 0);
+	ASSERT_EQ(db_session_lookup(db, h[1], now + 10, &s), DB_ERR_NOTFOUND);
+	ASSERT_EQ(db_session_lookup(db, h[2], now + 10, &s), 0);
+	ASSERT_EQ(db_session_revoke(db, ids[1]), DB_ERR_NOTFOUND);
+	ASSERT_EQ(db_session_revoke(db, 0), VEP_ERR_ARG);
+	ASSERT_EQ(db_session_revoke(NULL, ids[2]), VEP_ERR_ARG);
+	ASSERT_EQ(db_session_list(db, NULL, now, NULL, NULL), VEP_ERR_ARG);
+	memset(&l, 0, sizeof(l));
+	ASSERT_EQ(db_session_list(db, "list-a@example.com", now + 10, list_cb, &l), 0);
+	ASSERT_EQ(l.n, 1);
+}
+
 static void
 test_survives_reopen(void)
 {
@@ -340,6 +415,7 @@ main(void)
 	RUN(test_purge_bounded);
 	RUN(test_limits);
 	RUN(test_only_hashes_on_disk);
+	RUN(test_list_revoke);
 	RUN(test_survives_reopen);
 	db_close(db);
 	tu_rmdir(dir);

@@ -413,6 +413,92 @@ test_many_names_bounded(void)
 	tu_rmdir(fast);
 }
 
+struct seen {
+	char lines[16][160];
+	size_t n;
+};
+
+static int
+seen_cb(const struct db_throttle_entry *e, void *arg)
+{
+	struct seen *sn = arg;
+
+	if (sn->n < 16 && ((e->account != NULL && strncmp(e->account, "lc-", 3) == 0) ||
+	    (e->addr != NULL && strncmp(e->addr, "198.51.100.", 11) == 0)))
+		(void)snprintf(sn->lines[sn->n++], sizeof(sn->lines[0]), "%s %s %s %lld",
+		    e->kind, e->account ? e->account : "-", e->addr ? e->addr : "-",
+		    (long long)e->count);
+	return 0;
+}
+
+static int
+has(const struct seen *sn, const char *line)
+{
+	size_t i;
+
+	for (i = 0; i < sn->n; i++)
+		if (strcmp(sn->lines[i], line) == 0)
+			return 1;
+	return 0;
+}
+
+/* An administrator's listing and clearing: what is counted, by kind; a
+ * cleared account may try again at once; known addresses stay. */
+static void
+test_list_clear(void)
+{
+	int64_t now = 7000000, retry, n = -1;
+	struct seen sn;
+	int i;
+
+	ASSERT_EQ(fail("lc-acct", "198.51.100.7", now, &defaults), 0);
+	ASSERT_EQ(fail("lc-acct", "198.51.100.7", now, &defaults), 0);
+	ASSERT_EQ(fail("lc-acct", "198.51.100.8", now, &defaults), 0);
+	ASSERT_EQ(succeed("lc-other", "198.51.100.7", now, &defaults), 0);
+	memset(&sn, 0, sizeof(sn));
+	ASSERT_EQ(db_throttle_list(db, now + 1, seen_cb, &sn), 0);
+	ASSERT_TRUE(has(&sn, "account lc-acct - 3"));
+	ASSERT_TRUE(has(&sn, "address - 198.51.100.7 2"));
+	ASSERT_TRUE(has(&sn, "address - 198.51.100.8 1"));
+	ASSERT_TRUE(has(&sn, "pair lc-acct 198.51.100.7 2"));
+	ASSERT_TRUE(has(&sn, "pair lc-acct 198.51.100.8 1"));
+	ASSERT_TRUE(has(&sn, "known lc-other 198.51.100.7 1"));
+	ASSERT_EQ(sn.n, 6);
+	/* Ended windows are not shown. */
+	memset(&sn, 0, sizeof(sn));
+	ASSERT_EQ(db_throttle_list(db, now + defaults.account_window_s, seen_cb, &sn), 0);
+	ASSERT_EQ(sn.n, 1);
+
+	ASSERT_EQ(db_throttle_clear(db, "lc-acct", NULL, &n), 0);
+	ASSERT_EQ(n, 3);   /* the account's own count and its two pairs */
+	memset(&sn, 0, sizeof(sn));
+	ASSERT_EQ(db_throttle_list(db, now + 1, seen_cb, &sn), 0);
+	ASSERT_EQ(sn.n, 3);
+	ASSERT_TRUE(has(&sn, "known lc-other 198.51.100.7 1"));
+	ASSERT_EQ(db_throttle_clear(db, NULL, "198.51.100.8", &n), 0);
+	ASSERT_EQ(n, 1);
+	ASSERT_EQ(db_throttle_clear(db, NULL, "198.51.100.8", &n), 0);
+	ASSERT_EQ(n, 0);
+
+	/* Locked out by the pair limit; clearing the pair lets it in at once. */
+	for (i = 0; i < defaults.pair_max; i++)
+		ASSERT_EQ(fail("lc-lock", "198.51.100.9", now, &defaults), 0);
+	ASSERT_EQ(allowed("lc-lock", "198.51.100.9", now + 1, &defaults, &retry),
+	    SRV_ERR_THROTTLED);
+	ASSERT_EQ(db_throttle_clear(db, "lc-lock", "198.51.100.9", &n), 0);
+	ASSERT_EQ(n, 1);
+	ASSERT_EQ(allowed("lc-lock", "198.51.100.9", now + 1, &defaults, &retry), 0);
+
+	ASSERT_EQ(db_throttle_clear(db, NULL, NULL, &n), 0);
+	ASSERT_TRUE(n >= 2);
+	memset(&sn, 0, sizeof(sn));
+	ASSERT_EQ(db_throttle_list(db, now + 1, seen_cb, &sn), 0);
+	ASSERT_EQ(sn.n, 1);   /* the known address */
+	ASSERT_EQ(db_throttle_clear(db, "", NULL, &n), VEP_ERR_ARG);
+	ASSERT_EQ(db_throttle_clear(db, NULL, "a b", &n), VEP_ERR_ARG);
+	ASSERT_EQ(db_throttle_list(db, now, NULL, NULL), VEP_ERR_ARG);
+}
+
 int
 main(void)
 {
@@ -432,6 +518,7 @@ main(void)
 	RUN(test_args);
 	RUN(test_prune_bounded);
 	RUN(test_many_names_bounded);
+	RUN(test_list_clear);
 	db_close(db);
 	tu_rmdir(dir);
 	return harness_done();
