@@ -48,6 +48,7 @@ static int set_url(const struct config_key *, void *, const char *, const char *
 static int set_loglevel(const struct config_key *, void *, const char *, const char *, char *,
     size_t);
 static int set_case(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_bool(const struct config_key *, void *, const char *, const char *, char *, size_t);
 static int set_name(const struct config_key *, void *, const char *, const char *, char *, size_t);
 static int set_suffix(const struct config_key *, void *, const char *, const char *, char *,
     size_t);
@@ -94,6 +95,14 @@ static const struct config_key config_keys[] = {
 	  "reloaded on SIGHUP" },
 	{ "tls_key", SCOPE_GLOBAL, set_path, NULL, 0, 0, G(tls_key), 0,
 	  "PEM private key of tls_cert, mode 0600" },
+	{ "hsts_max_age", SCOPE_GLOBAL, set_int, "31536000", LIMIT_HSTS_MAX_AGE_S_MIN,
+	  LIMIT_HSTS_MAX_AGE_S_MAX, G(hsts_max_age_s), 0,
+	  "seconds of the Strict-Transport-Security header on every HTTPS response (with "
+	  "tls_cert); 0 tells browsers to forget it" },
+	{ "hsts_include_subdomains", SCOPE_GLOBAL, set_bool, "no", 0, 0,
+	  G(hsts_include_subdomains), 0,
+	  "yes or no: whether Strict-Transport-Security covers every subdomain of the host "
+	  "(includeSubDomains); only if all of them serve HTTPS" },
 	{ "trusted_proxies", SCOPE_GLOBAL, set_proxies, NULL, 0, 0, G(trusted_proxies), 0,
 	  "addresses or prefixes (ADDR[/BITS], separated by spaces or commas) of reverse proxies "
 	  "whose X-Forwarded-For names the client; unset = the peer is the client" },
@@ -380,6 +389,24 @@ set_case(const struct config_key *k, void *field, const char *text, const char *
 		*(long *)field = 1;
 	else {
 		whyf(why, whylen, "must be sensitive or insensitive");
+		return VEP_ERR_INVALID;
+	}
+	return VEP_OK;
+}
+
+/* "no" (0) or "yes" (1). */
+static int
+set_bool(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	(void)k;
+	(void)base_dir;
+	if (strcmp(text, "no") == 0)
+		*(long *)field = 0;
+	else if (strcmp(text, "yes") == 0)
+		*(long *)field = 1;
+	else {
+		whyf(why, whylen, "must be yes or no");
 		return VEP_ERR_INVALID;
 	}
 	return VEP_OK;
@@ -685,6 +712,8 @@ static const char *const restart_only[] = {
 	"session_idle", "session_lifetime", "throttle_pair_max", "throttle_account_max",
 	"throttle_account_window", "throttle_known_for", "throttle_addr_max",
 	"throttle_addr_window", "pam_user_case",
+	/* Composed once per listener. */
+	"hsts_max_age", "hsts_include_subdomains",
 };
 
 static int
@@ -692,7 +721,8 @@ key_differs(const struct config_key *k, const struct config *a, const struct con
 {
 	const char *fa = (const char *)a + k->offset, *fb = (const char *)b + k->offset;
 
-	if (k->set == set_int || k->set == set_loglevel || k->set == set_case)
+	if (k->set == set_int || k->set == set_loglevel || k->set == set_case ||
+	    k->set == set_bool)
 		return *(const long *)fa != *(const long *)fb;
 	if (*(char *const *)fa == NULL || *(char *const *)fb == NULL)
 		return *(char *const *)fa != *(char *const *)fb;

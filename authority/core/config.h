@@ -61,6 +61,8 @@ struct config {
 	char *pam_service;          /* PAM service name */
 	char *tls_cert;             /* PEM chain for native HTTPS, or NULL (plain HTTP) */
 	char *tls_key;              /* its PEM key (mode 0600), or NULL */
+	long hsts_max_age_s;        /* Strict-Transport-Security max-age (HTTPS only) */
+	long hsts_include_subdomains; /* ... with includeSubDomains */
 	char *user;                 /* account to run the network process as, or NULL */
 	struct proxy_list *trusted_proxies; /* owned (edge/proxy.h), or NULL: none */
 	long pam_timeout_s;         /* per attempt, then the worker is killed */

@@ -112,6 +112,11 @@ bad("max_age hex", "max_age = 0x10\n" + D, 1, "max_age")
 bad("request_timeout zero", "request_timeout = 0\n" + D, 1, "request_timeout", "1 to 600")
 bad("request_timeout too big", "request_timeout = 601\n" + D, 1, "request_timeout")
 bad("log_level", "log_level = loud\n" + D, 1, "log_level")
+bad("hsts_max_age too big", "hsts_max_age = 63072001\n" + D, 1, "hsts_max_age",
+    "0 to 63072000")
+bad("hsts_max_age negative", "hsts_max_age = -1\n" + D, 1, "hsts_max_age")
+bad("hsts_include_subdomains", "hsts_include_subdomains = true\n" + D, 1,
+    "hsts_include_subdomains", "yes or no")
 bad("trusted_proxies not an address", "trusted_proxies = 127.0.0.1 proxy.lan\n" + D, 1,
     "trusted_proxies", "not an IPv4 or IPv6 address")
 bad("trusted_proxies host bits", "trusted_proxies = 10.0.0.1/8\n" + D, 1, "trusted_proxies",

@@ -99,8 +99,8 @@ for name, version in [("TLS 1.3", ssl.TLSVersion.TLSv1_3), ("TLS 1.2", ssl.TLSVe
     r, body, cert, ver = get(a, "/.well-known/browserid", context(crt1, version))
     C.eq(name + ": 200", r.status, 200)
     C.eq(name + ": negotiated", ver, {"TLS 1.3": "TLSv1.3", "TLS 1.2": "TLSv1.2"}[name])
-    C.eq(name + ": HSTS", r.getheader("Strict-Transport-Security"),
-         "max-age=31536000; includeSubDomains")
+    C.eq(name + ": HSTS, a year, without includeSubDomains by default",
+         r.getheader("Strict-Transport-Security"), "max-age=31536000")
 rc, out = s_client(a, "-tls1_2", "-cipher", "AES128-GCM-SHA256")
 C.check("TLS 1.2 without forward secrecy (RSA key exchange): refused", rc != 0, out[-300:])
 rc, out = s_client(a, "-tls1_2", "-cipher", "ECDHE-RSA-AES128-SHA")
@@ -160,4 +160,28 @@ C.check("SIGHUP without tls_cert: refused, a restart needed",
 r, _, der, _ = get(a, "/pk", context(crt2))
 C.eq("... HTTPS still served", r.status, 200)
 C.eq("clean exit", a.stop(), 0)
+
+# HSTS as configured (hsts_max_age, hsts_include_subdomains), on normal
+# answers and on the raw ones the edge sends for a refused request.
+crt3, key3 = make_cert("three")
+b = vephelp.serve(vephelp.write_config(tmp, keydir, "hsts", "tls_cert = %s\ntls_key = %s\n"
+                                       "hsts_max_age = 600\nhsts_include_subdomains = yes\n"
+                                       % (crt3, key3)), tmp)
+r, _, _, _ = get(b, "/.well-known/browserid", context(crt3))
+C.eq("hsts_max_age = 600 with hsts_include_subdomains = yes",
+     r.getheader("Strict-Transport-Security"), "max-age=600; includeSubDomains")
+with socket.create_connection((b.host, b.port), timeout=10) as raw_sock:
+    with context(crt3).wrap_socket(raw_sock, server_hostname="example.test") as tls_sock:
+        tls_sock.sendall(b"GET / HTTP/1.1\r\nHost: example.test\r\nX: a\r\n b\r\n\r\n")
+        refused = b""
+        while True:
+            chunk = tls_sock.recv(4096)
+            if not chunk:
+                break
+            refused += chunk
+C.check("... also on a request the edge refuses (400)",
+        refused.startswith(b"HTTP/1.1 400") and
+        b"\r\nStrict-Transport-Security: max-age=600; includeSubDomains\r\n" in refused,
+        refused[:400])
+C.eq("clean exit", b.stop(), 0)
 sys.exit(C.finish())
