@@ -195,7 +195,7 @@ check_deployment(const struct config *cfg, char *err, size_t errlen)
 	/* The path the key process will run (auth/pam_spawn.h). */
 	if ((helper = pam_spawn_default_path()) != NULL && access(helper, X_OK) != 0) {
 		snprintf(err, errlen, "the PAM helper %.512s is missing or not executable "
-		    "(install it next to vep-authority)", helper);
+		    "(meson install puts it there)", helper);
 		rc = VEP_ERR_IO;
 	}
 	free(helper);
