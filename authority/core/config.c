@@ -820,8 +820,14 @@ config_set(struct config *cfg, const char *source, const char *key, const char *
 		snprintf(err, errlen, "%s: unknown key '%s'", source, key);
 		return VEP_ERR_INVALID;
 	}
-	if ((rc = k->set(k, (char *)cfg + k->offset, value, NULL, why, sizeof(why))) != 0)
+	if ((rc = k->set(k, (char *)cfg + k->offset, value, NULL, why, sizeof(why))) != 0) {
 		snprintf(err, errlen, "%s: key '%s': %s", source, key, why);
+		return rc;
+	}
+	if (strcmp(k->name, "state_dir") == 0)
+		cfg->state_dir_line = 0;
+	if (strcmp(k->name, "pam_service") == 0)
+		cfg->pam_service_line = 0;
 	return rc;
 }
 
@@ -964,8 +970,14 @@ parse_assignment(struct parse *p, char *s)
 		p->dom->key_dir_line = p->line;
 	if (p->dom != NULL && strcmp(k->name, "account_aliases") == 0)
 		p->dom->account_aliases_line = p->line;
-	if (p->dom == NULL)
+	if (p->dom == NULL) {
 		p->line_global[idx] = p->line;
+		/* For the checks that look at what these name (main.c). */
+		if (strcmp(k->name, "state_dir") == 0)
+			p->cfg->state_dir_line = p->line;
+		if (strcmp(k->name, "pam_service") == 0)
+			p->cfg->pam_service_line = p->line;
+	}
 	return VEP_OK;
 }
 

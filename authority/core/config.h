@@ -45,6 +45,7 @@ struct config {
 	char *path;                 /* file read, or NULL when built in (demo) */
 	char *listen;               /* "ADDR:PORT" (IPv6 as "[ADDR]:PORT") */
 	char *state_dir;            /* absolute path */
+	unsigned state_dir_line;    /* its line in the file; 0: default or command line */
 	long max_age_s;             /* Cache-Control max-age of discovery documents */
 	long request_timeout_s;     /* idle / slow request timeout per connection */
 	long header_timeout_s;      /* deadline: first byte to end of headers */
@@ -59,6 +60,7 @@ struct config {
 	                             * https://b:8443", one space between), or NULL: none */
 	long db_max_mib;            /* database file cap in MiB; 0 = none */
 	char *pam_service;          /* PAM service name */
+	unsigned pam_service_line;  /* its line in the file; 0: default or command line */
 	char *tls_cert;             /* PEM chain for native HTTPS, or NULL (plain HTTP) */
 	char *tls_key;              /* its PEM key (mode 0600), or NULL */
 	long hsts_max_age_s;        /* Strict-Transport-Security max-age (HTTPS only) */

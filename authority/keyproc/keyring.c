@@ -4,9 +4,11 @@
  */
 #include "keyproc/keyring.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "auth/account.h"
 #include "core/domain.h"
@@ -88,6 +90,20 @@ aliases_string(const char *path, json_t **out, char *err, size_t errlen)
 	return rc;
 }
 
+/* Whether dir, or its current.pem, does not exist: the domain was never
+ * given a key, which vep-keytool init does (not a damaged or unreadable
+ * key, which the load's own error names). */
+static int
+no_key_yet(const char *dir)
+{
+	char path[4200];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/current.pem", dir);
+	return (stat(dir, &st) != 0 && errno == ENOENT) ||
+	    (stat(path, &st) != 0 && errno == ENOENT);
+}
+
 /* One domain's keys (loaded, self-tested) and its bundle entry. */
 static int
 load_domain(const struct config *cfg, size_t i, struct vep_keyset *ks,
@@ -101,6 +117,12 @@ load_domain(const struct config *cfg, size_t i, struct vep_keyset *ks,
 
 	if ((rc = vep_keydir_load(cd->key_dir, ks)) == 0 && (rc = keyset_selftest(ks)) == 0)
 		rc = vep_key_fingerprint(ks->current, fp);
+	if (rc != 0 && no_key_yet(cd->key_dir)) {
+		snprintf(err, errlen, "%s:%u: [domain %s] key_dir '%s': no key there (no "
+		    "current.pem); create it with: vep-keytool init --dir %s", file,
+		    cd->key_dir_line, cd->name, cd->key_dir, cd->key_dir);
+		return rc;
+	}
 	if (rc != 0) {
 		snprintf(err, errlen, "%s:%u: [domain %s] key_dir '%s': %s", file, cd->key_dir_line,
 		    cd->name, cd->key_dir, rc == VEP_ERR_BADSIG ?
