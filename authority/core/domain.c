@@ -55,6 +55,11 @@ build_key_docs(const struct vep_keyset *ks, struct doc *support, struct doc *pk)
 
 	memset(support, 0, sizeof(*support));
 	memset(pk, 0, sizeof(*pk));
+	/* "provisioning" stays even when the legacy provisioning page is off
+	 * (no shim_origin; it then answers 404 saying so): the deployed
+	 * verifiers (browserid-local-verify's well-known-parser, Persona's)
+	 * refuse a support document without it, which would fail every
+	 * certificate we issue. */
 	rc = vep_support_build(keys, n, PATH_SIGNIN_AUTHENTICATE, PATH_SIGNIN_PROVISION, &text);
 	if (rc != 0)
 		goto out;
