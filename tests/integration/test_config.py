@@ -268,6 +268,33 @@ c.eq("... and leaves the file as it was", conn.execute("PRAGMA user_version").fe
      9999)
 conn.close()
 
+# An upgrade: a database of the first schema version is accepted by --check
+# (the unit's ExecStartPre runs before the migration) and migrated by the
+# start to the last version, one step at a time.
+schema = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "schema")
+steps = sorted(f for f in os.listdir(schema) if re.match(r"^\d{4}_.*\.sql$", f))
+
+
+def first_version(path):
+    conn = sqlite3.connect(path)
+    with open(os.path.join(schema, steps[0])) as f:
+        conn.executescript(f.read())
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+
+
+d, text = db_state("db-old", first_version)
+rc, out, err = vephelp.run(["--config", cfg(text), "--check"])
+c.eq("database of an older version: --check accepts it (the start migrates it)", rc, 0, err)
+a = vephelp.Authority(["--config", cfg(text), "--listen", "127.0.0.1:0"], tmp=tmp)
+c.eq("... the server starts on it", a.get("/healthz", {"Host": "example.test"}).status, 200)
+c.eq("... and stops cleanly", a.stop(), 0)
+conn = sqlite3.connect(os.path.join(d, "authority.db"))
+c.eq("... having migrated it to the last version (%d)" % len(steps),
+     conn.execute("PRAGMA user_version").fetchone()[0], len(steps))
+conn.close()
+
 # Relative key_dir resolves against the file's directory.
 sub = os.path.join(tmp, "etc")
 os.mkdir(sub)
