@@ -129,12 +129,13 @@ parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-/* "FILE:LINE" of a global key for messages, or "FILE" when the file does
- * not set it (its default, or the command line's). */
+/* "FILE:LINE" of the global key name for messages, or "FILE" when the
+ * file does not set it (its default, or the command line's). */
 static const char *
-key_where(const struct config *cfg, unsigned line, char *buf, size_t buflen)
+key_where(const struct config *cfg, const char *name, char *buf, size_t buflen)
 {
 	const char *file = cfg->path != NULL ? cfg->path : "demo";
+	unsigned line = config_key_line(cfg, name);
 
 	if (line > 0)
 		snprintf(buf, buflen, "%s:%u", file, line);
@@ -156,7 +157,7 @@ check_state_dir(const struct config *cfg, char *err, size_t errlen)
 		if (S_ISDIR(st.st_mode) && (st.st_mode & 077) == 0)
 			return VEP_OK;
 		snprintf(err, errlen, "%.300s: key 'state_dir': '%.300s' must be a directory "
-		    "with mode 0700", key_where(cfg, cfg->state_dir_line, where, sizeof(where)),
+		    "with mode 0700", key_where(cfg, "state_dir", where, sizeof(where)),
 		    cfg->state_dir);
 		return VEP_ERR_PERM;
 	}
@@ -171,7 +172,7 @@ check_state_dir(const struct config *cfg, char *err, size_t errlen)
 	snprintf(err, errlen, "%.300s: key 'state_dir': cannot create '%.300s': its parent "
 	    "'%.300s' %s (the "
 	    "server creates only the last directory)",
-	    key_where(cfg, cfg->state_dir_line, where, sizeof(where)), cfg->state_dir, parent,
+	    key_where(cfg, "state_dir", where, sizeof(where)), cfg->state_dir, parent,
 	    stat(parent, &st) == 0 ? "is not a directory" : "does not exist");
 	return VEP_ERR_IO;
 }
@@ -235,7 +236,7 @@ check_pam_service(const struct config *cfg, char *err, size_t errlen)
 	snprintf(err, errlen, "%.300s: key 'pam_service': no PAM service '%s' in %.200s: create it "
 	    "(see README.md, Real PAM); without it libpam would use the service 'other', "
 	    "which on Debian includes common-auth",
-	    key_where(cfg, cfg->pam_service_line, at, sizeof(at)), cfg->pam_service, where);
+	    key_where(cfg, "pam_service", at, sizeof(at)), cfg->pam_service, where);
 	return VEP_ERR_IO;
 }
 
@@ -260,7 +261,7 @@ check_deployment(const struct config *cfg, char *err, size_t errlen)
 	free(helper);
 	if ((rc = db_check_file(cfg->state_dir)) != 0) {
 		snprintf(err, errlen, "%.300s: key 'state_dir': database %.300s/%s: %s%s",
-		    key_where(cfg, cfg->state_dir_line, at, sizeof(at)), cfg->state_dir,
+		    key_where(cfg, "state_dir", at, sizeof(at)), cfg->state_dir,
 		    DB_FILE_NAME, srv_strerror(rc), rc == DB_ERR_NEWER ?
 		    " (a downgrade: see README.md, Upgrading)" : rc == DB_ERR_CORRUPT ?
 		    " (restore it from a backup, or move it away to start afresh)" : "");
@@ -493,19 +494,20 @@ struct run_as {
 };
 
 /* Looks `user` up when it will be used (started as root) or when always
- * (--check). Returns 0, or VEP_ERR_INVALID with "FILE: key 'user': ..." in
- * err. */
+ * (--check). Returns 0, or VEP_ERR_INVALID with "FILE:LINE: key 'user': ..."
+ * in err. */
 static int
 resolve_user(const struct config *cfg, int always, struct run_as *as, char *err,
     size_t errlen)
 {
-	char msg[512];
+	char msg[512], at[4200];
 
 	memset(as, 0, sizeof(*as));
 	if (cfg->user == NULL || (!always && geteuid() != 0))
 		return VEP_OK;
 	if (privdrop_lookup(cfg->user, &as->uid, &as->gid, msg, sizeof(msg)) != 0) {
-		snprintf(err, errlen, "%s: %s", cfg->path != NULL ? cfg->path : "demo", msg);
+		snprintf(err, errlen, "%.300s: %s", key_where(cfg, "user", at,
+		    sizeof(at)), msg);
 		return VEP_ERR_INVALID;
 	}
 	as->drop = geteuid() == 0;

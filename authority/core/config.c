@@ -181,6 +181,18 @@ static const struct config_key config_keys[] = {
 };
 
 #define NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
+_Static_assert(NKEYS <= CONFIG_KEYS_MAX, "raise CONFIG_KEYS_MAX in core/config.h");
+
+unsigned
+config_key_line(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NKEYS; i++)
+		if (config_keys[i].scope == SCOPE_GLOBAL && strcmp(config_keys[i].name, name) == 0)
+			return cfg->key_lines[i];
+	return 0;
+}
 
 static void
 whyf(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -824,10 +836,7 @@ config_set(struct config *cfg, const char *source, const char *key, const char *
 		snprintf(err, errlen, "%s: key '%s': %s", source, key, why);
 		return rc;
 	}
-	if (strcmp(k->name, "state_dir") == 0)
-		cfg->state_dir_line = 0;
-	if (strcmp(k->name, "pam_service") == 0)
-		cfg->pam_service_line = 0;
+	cfg->key_lines[k - config_keys] = 0;
 	return rc;
 }
 
@@ -972,11 +981,7 @@ parse_assignment(struct parse *p, char *s)
 		p->dom->account_aliases_line = p->line;
 	if (p->dom == NULL) {
 		p->line_global[idx] = p->line;
-		/* For the checks that look at what these name (main.c). */
-		if (strcmp(k->name, "state_dir") == 0)
-			p->cfg->state_dir_line = p->line;
-		if (strcmp(k->name, "pam_service") == 0)
-			p->cfg->pam_service_line = p->line;
+		p->cfg->key_lines[idx] = p->line;
 	}
 	return VEP_OK;
 }

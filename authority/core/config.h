@@ -41,11 +41,16 @@ struct config_domain {
 	unsigned account_aliases_line; /* line of account_aliases (0 when unset) */
 };
 
+/* Most keys the table in core/config.c may hold (checked there). */
+#define CONFIG_KEYS_MAX 96
+
 struct config {
 	char *path;                 /* file read, or NULL when built in (demo) */
+	/* Line of each global key in the file, by its row in the key table;
+	 * 0: its default or the command line's. Read with config_key_line. */
+	unsigned key_lines[CONFIG_KEYS_MAX];
 	char *listen;               /* "ADDR:PORT" (IPv6 as "[ADDR]:PORT") */
 	char *state_dir;            /* absolute path */
-	unsigned state_dir_line;    /* its line in the file; 0: default or command line */
 	long max_age_s;             /* Cache-Control max-age of discovery documents */
 	long request_timeout_s;     /* idle / slow request timeout per connection */
 	long header_timeout_s;      /* deadline: first byte to end of headers */
@@ -60,7 +65,6 @@ struct config {
 	                             * https://b:8443", one space between), or NULL: none */
 	long db_max_mib;            /* database file cap in MiB; 0 = none */
 	char *pam_service;          /* PAM service name */
-	unsigned pam_service_line;  /* its line in the file; 0: default or command line */
 	char *tls_cert;             /* PEM chain for native HTTPS, or NULL (plain HTTP) */
 	char *tls_key;              /* its PEM key (mode 0600), or NULL */
 	long hsts_max_age_s;        /* Strict-Transport-Security max-age (HTTPS only) */
@@ -138,6 +142,11 @@ void config_print_keys(FILE *f);
  * written to names (nameslen bytes, cut to fit). */
 size_t config_restart_changes(const struct config *running, const struct config *next,
     char *names, size_t nameslen);
+
+/* The line of the file that set the global key name, 0 when the file did
+ * not (its default, or the command line's), for messages that name what a
+ * value refers to ("FILE:LINE: key 'state_dir': ...") after parsing. */
+unsigned config_key_line(const struct config *cfg, const char *name);
 
 void config_free(struct config *cfg);
 

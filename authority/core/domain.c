@@ -228,7 +228,8 @@ load_tls(struct domain_set *set, const json_t *bundle, char *err, size_t errlen)
 	}
 	if ((rc = tls_ctx_new_pem(cfg->tls_cert, cert, cert_len, cfg->tls_key, key, key_len,
 	    &set->tls, msg, sizeof(msg))) != 0)
-		snprintf(err, errlen, "%s: %s", cfg->path != NULL ? cfg->path : "(built in)", msg);
+		snprintf(err, errlen, "%s:%u: key 'tls_key': %s", cfg->path != NULL ? cfg->path :
+		    "(built in)", config_key_line(cfg, "tls_key"), msg);
 	return rc;
 }
 

@@ -164,7 +164,11 @@ tls_strings(const struct config *cfg, json_t *bundle, char *err, size_t errlen)
 		    VEP_OK : VEP_ERR_NOMEM;
 	if ((rc = tls_read_files(cfg->tls_cert, cfg->tls_key, &cert, &cert_len, &key, &key_len,
 	    msg, sizeof(msg))) != 0) {
-		snprintf(err, errlen, "%s: %s", file, msg);
+		/* tls_read_files says "TLS key ..." or "TLS certificate ...". */
+		int is_key = strncmp(msg, "TLS key", 7) == 0;
+		snprintf(err, errlen, "%s:%u: key '%s': %s", file,
+		    config_key_line(cfg, is_key ? "tls_key" : "tls_cert"),
+		    is_key ? "tls_key" : "tls_cert", msg);
 		return rc;
 	}
 	if (json_object_set_new(bundle, "tls_cert", json_stringn_nocheck(cert, cert_len)) != 0 ||

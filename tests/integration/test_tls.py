@@ -74,10 +74,13 @@ rc, out, err = vephelp.run(["--config", conf(crt1, key1, "perm"), "--check"],
                            {"PAM_WRAPPER": "1", "PAM_WRAPPER_SERVICE_DIR": "/etc/pam.d"})
 C.eq("TLS key readable by others: exit 2", rc, 2)
 C.check("... says how to fix it", "chmod 600" in err, err)
+C.check("... naming the file and line of tls_key", "perm.conf:4: key 'tls_key': TLS key" in err,
+        err)
 os.chmod(key1, 0o600)
 rc, out, err = vephelp.run(["--config", conf(crt1, key2, "mix"), "--check"])
 C.eq("TLS key of another certificate: exit 2", rc, 2)
 C.check("... says they do not match", "match" in err, err)
+C.check("... naming the file and line of tls_key", "mix.conf:4: key 'tls_key'" in err, err)
 only = vephelp.write_config(tmp, keydir, "only", "tls_cert = %s\n" % crt1)
 rc, out, err = vephelp.run(["--config", only, "--check"])
 C.eq("tls_cert without tls_key: exit 2", rc, 2)
@@ -92,6 +95,7 @@ rc, out, err = vephelp.run(["--config", conf(os.path.join(tmp, "none.crt"), key1
                             "--check"])
 C.eq("TLS certificate missing: exit 2", rc, 2)
 C.check("... names it", "none.crt': cannot read it" in err, err)
+C.check("... and the file and line of tls_cert", "none.conf:3: key 'tls_cert'" in err, err)
 
 a = vephelp.serve(conf(crt1, key1), tmp)
 C.eq("listening line says https", a.scheme, "https")
