@@ -48,6 +48,8 @@
 #include "server/loop.h"
 #include "server/loops.h"
 #include "auth/faildelay.h"
+#include "core/errors.h"
+#include "store/db.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_CONFIG 2
@@ -154,6 +156,54 @@ parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* "FILE:LINE" of the global key name for messages, or "FILE" when the
+ * file does not set it (its default, or the command line's). */
+static const char *
+key_where(const struct config *cfg, const char *name, char *buf, size_t buflen)
+{
+	const char *file = cfg->path != NULL ? cfg->path : "demo";
+	unsigned line = config_key_line(cfg, name);
+
+	if (line > 0)
+		snprintf(buf, buflen, "%s:%u", file, line);
+	else
+		snprintf(buf, buflen, "%s", file);
+	return buf;
+}
+
+/* The state directory the start will use: an existing one must be private
+ * (others reading it would see sessions), a missing one must be creatable
+ * (the server makes only its last component, with mode 0700). */
+static int
+check_state_dir(const struct config *cfg, char *err, size_t errlen)
+{
+	char where[4200], parent[4096], *slash;
+	struct stat st;
+
+	if (stat(cfg->state_dir, &st) == 0) {
+		if (S_ISDIR(st.st_mode) && (st.st_mode & 077) == 0)
+			return VEP_OK;
+		snprintf(err, errlen, "%.300s: key 'state_dir': '%.300s' must be a directory "
+		    "with mode 0700", key_where(cfg, "state_dir", where, sizeof(where)),
+		    cfg->state_dir);
+		return VEP_ERR_PERM;
+	}
+	/* The demo makes its own directories. */
+	if (cfg->path == NULL || errno != ENOENT)
+		return VEP_OK;
+	snprintf(parent, sizeof(parent), "%s", cfg->state_dir);
+	if ((slash = strrchr(parent, '/')) != NULL)
+		*(slash == parent ? slash + 1 : slash) = '\0';
+	if (stat(parent, &st) == 0 && S_ISDIR(st.st_mode))
+		return VEP_OK;
+	snprintf(err, errlen, "%.300s: key 'state_dir': cannot create '%.300s': its parent "
+	    "'%.300s' %s (the "
+	    "server creates only the last directory)",
+	    key_where(cfg, "state_dir", where, sizeof(where)), cfg->state_dir, parent,
+	    stat(parent, &st) == 0 ? "is not a directory" : "does not exist");
+	return VEP_ERR_IO;
+}
+
 /* Permission checks beyond the key files' own (vep_key_load_private): a
  * key directory others can write lets them swap the domain key, and a
  * state directory others can read exposes sessions. */
@@ -172,12 +222,7 @@ check_permissions(const struct config *cfg, char *err, size_t errlen)
 			return VEP_ERR_PERM;
 		}
 	}
-	if (stat(cfg->state_dir, &st) == 0 && (!S_ISDIR(st.st_mode) || (st.st_mode & 077) != 0)) {
-		snprintf(err, errlen, "%s: key 'state_dir': '%s' must be a directory "
-		    "with mode 0700", cfg->path != NULL ? cfg->path : "demo", cfg->state_dir);
-		return VEP_ERR_PERM;
-	}
-	return VEP_OK;
+	return check_state_dir(cfg, err, errlen);
 }
 
 /* Where libpam will look for the service: pam_wrapper's directory when it
@@ -204,29 +249,52 @@ pam_service_present(const char *service, char *where, size_t wherelen)
 	return 0;
 }
 
-/* --check's look at the rest of the deployment: the PAM service exists
- * (else libpam uses "other", which denies everyone on Debian) and the PAM
- * helper is installed next to this binary. */
+/* The PAM service must exist: without its file libpam falls back to the
+ * service "other", which on Debian includes common-auth, so sign-in would
+ * run whatever stack the machine's logins use instead of the one
+ * configured. Checked at start and by --check (the demo writes its own). */
+static int
+check_pam_service(const struct config *cfg, char *err, size_t errlen)
+{
+	char where[256], at[4200];
+
+	if (pam_service_present(cfg->pam_service, where, sizeof(where)))
+		return VEP_OK;
+	snprintf(err, errlen, "%.300s: key 'pam_service': no PAM service '%s' in %.200s: create it "
+	    "(see README.md, Real PAM); without it libpam would use the service 'other', "
+	    "which on Debian includes common-auth",
+	    key_where(cfg, "pam_service", at, sizeof(at)), cfg->pam_service, where);
+	return VEP_ERR_IO;
+}
+
+/* --check's look at the rest of the deployment: the PAM service exists,
+ * the PAM helper is installed where the key process will run it, and the
+ * database (if there is one yet) is one this program can use. */
 static int
 check_deployment(const struct config *cfg, char *err, size_t errlen)
 {
-	char where[256], *helper;
-	int rc = VEP_OK;
+	char *helper, at[4200];
+	int rc;
 
-	if (!pam_service_present(cfg->pam_service, where, sizeof(where))) {
-		snprintf(err, errlen, "%s: key 'pam_service': no PAM service '%s' in %s (libpam "
-		    "would use 'other'; see README.md, Real PAM)",
-		    cfg->path != NULL ? cfg->path : "demo", cfg->pam_service, where);
-		return VEP_ERR_IO;
-	}
+	if ((rc = check_pam_service(cfg, err, errlen)) != 0)
+		return rc;
 	/* The path the key process will run (auth/pam_spawn.h). */
 	if ((helper = pam_spawn_default_path()) != NULL && access(helper, X_OK) != 0) {
 		snprintf(err, errlen, "the PAM helper %.512s is missing or not executable "
-		    "(install it next to vep-authority)", helper);
-		rc = VEP_ERR_IO;
+		    "(meson install puts it there)", helper);
+		free(helper);
+		return VEP_ERR_IO;
 	}
 	free(helper);
-	return rc;
+	if ((rc = db_check_file(cfg->state_dir)) != 0) {
+		snprintf(err, errlen, "%.300s: key 'state_dir': database %.300s/%s: %s%s",
+		    key_where(cfg, "state_dir", at, sizeof(at)), cfg->state_dir,
+		    DB_FILE_NAME, srv_strerror(rc), rc == DB_ERR_NEWER ?
+		    " (a downgrade: see README.md, Upgrading)" : rc == DB_ERR_CORRUPT ?
+		    " (restore it from a backup, or move it away to start afresh)" : "");
+		return rc;
+	}
+	return VEP_OK;
 }
 
 /* What make_config needs: the command line, and whether this is the key
@@ -506,19 +574,20 @@ struct run_as {
 };
 
 /* Looks `user` up when it will be used (started as root) or when always
- * (--check). Returns 0, or VEP_ERR_INVALID with "FILE: key 'user': ..." in
- * err. */
+ * (--check). Returns 0, or VEP_ERR_INVALID with "FILE:LINE: key 'user': ..."
+ * in err. */
 static int
 resolve_user(const struct config *cfg, int always, struct run_as *as, char *err,
     size_t errlen)
 {
-	char msg[512];
+	char msg[512], at[4200];
 
 	memset(as, 0, sizeof(*as));
 	if (cfg->user == NULL || (!always && geteuid() != 0))
 		return VEP_OK;
 	if (privdrop_lookup(cfg->user, &as->uid, &as->gid, msg, sizeof(msg)) != 0) {
-		snprintf(err, errlen, "%s: %s", cfg->path != NULL ? cfg->path : "demo", msg);
+		snprintf(err, errlen, "%.300s: %s", key_where(cfg, "user", at,
+		    sizeof(at)), msg);
 		return VEP_ERR_INVALID;
 	}
 	as->drop = geteuid() == 0;
@@ -725,6 +794,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	if (check_permissions(a.cfg, err, sizeof(err)) != 0 ||
+	    (!o.demo && check_pam_service(a.cfg, err, sizeof(err)) != 0) ||
 	    resolve_user(a.cfg, 0, &as, err, sizeof(err)) != 0) {
 		fprintf(stderr, "vep-authority: %s\n", err);
 		goto out;

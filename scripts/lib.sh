@@ -1,12 +1,15 @@
 # scripts/lib.sh - shared by scripts/demo and scripts/test: installs what is
 # missing (Debian packages, npm packages) and builds. Sourced, not run.
 
-# Packages the authority needs to build and run (and the demo PAM stack).
+# Packages the authority needs to build and run (and the demo PAM stack;
+# scdoc makes the man pages).
 VEP_APT_BUILD="gcc libc6-dev meson ninja-build pkg-config python3 libssl-dev libevent-dev
-  libsqlite3-dev libjansson-dev libpam0g-dev libpam-wrapper sqlite3"
+  libsqlite3-dev libjansson-dev libpam0g-dev libpam-wrapper sqlite3 scdoc"
 # Extra packages for the test suite (uncrustify: the style suite's style_c;
-# openssl: tests make keys and certificates of kinds vep-keytool refuses).
-VEP_APT_TEST="openssl libnss-wrapper libpam-modules nodejs npm chromium fonts-dejavu-core uncrustify"
+# openssl: tests make keys and certificates of kinds vep-keytool refuses;
+# mandoc: the install test lints the man pages).
+VEP_APT_TEST="openssl libnss-wrapper libpam-modules nodejs npm chromium fonts-dejavu-core
+  uncrustify mandoc"
 
 vep_log() { printf '==> %s\n' "$*" >&2; }
 

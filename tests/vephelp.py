@@ -155,13 +155,13 @@ def request(host, port, method, path, headers=None, body=None):
 
 def private_tmp(args, env, dirs):
     """The command prefix that gives a server whose PAM runs under
-    pam_wrapper (PAM_WRAPPER=1, or --demo) a /tmp of its own (see
+    pam_wrapper (preloaded, or --demo) a /tmp of its own (see
     tests/private-tmp for why), keeping the directories under /tmp that it
     needs: dirs, the binaries, this source tree, and every /tmp path among
     its arguments and environment. Empty for any other server. Moves
     LD_PRELOAD aside in env: the wrapper's own programs must not load
     pam_wrapper (it would make its /tmp/pam.X directories in them)."""
-    if env.get("PAM_WRAPPER") != "1" and "--demo" not in args:
+    if "pam_wrapper" not in env.get("LD_PRELOAD", "") and "--demo" not in args:
         return []
     paths = list(dirs) + [binary(), os.path.abspath(__file__)] + list(args) + list(env.values())
     for a in args:
@@ -183,8 +183,27 @@ def private_tmp(args, env, dirs):
     return [os.path.join(here, "private-tmp")] + sorted(keep) + ["--"]
 
 
+_deny_pam_dir = []
+
+
+def deny_pam_dir():
+    """A PAM service directory whose service vep-authority denies everyone
+    (pam_deny), made once per test process."""
+    if not _deny_pam_dir:
+        d = tempfile.mkdtemp(prefix="vep-pam-deny-")
+        write(os.path.join(d, "vep-authority"),
+              "auth required pam_deny.so\naccount required pam_deny.so\n", 0o644)
+        _deny_pam_dir.append(d)
+    return _deny_pam_dir[0]
+
+
 class Authority:
-    """One running vep-authority process."""
+    """One running vep-authority process. A server given no PAM setup (no
+    PAM_WRAPPER in env) is pointed at deny_pam_dir(), through pam_wrapper's
+    variables, which is where the server then looks for its PAM service: it
+    refuses to start without one, and the tests never touch /etc/pam.d.
+    (Not preloaded, pam_wrapper changes nothing else: such a server's PAM
+    helpers use the system's libpam, and its tests sign nobody in.)"""
 
     def __init__(self, args, env=None, tmp=None, nofile=None):
         """nofile: (soft, hard) RLIMIT_NOFILE for the server process."""
@@ -193,6 +212,8 @@ class Authority:
         self.err = open(self.errpath, "wb")
         full_env = dict(os.environ)
         full_env.update(env or {})
+        if "--demo" not in args and "PAM_WRAPPER" not in full_env:
+            full_env.update(PAM_WRAPPER="1", PAM_WRAPPER_SERVICE_DIR=deny_pam_dir())
         limit = None
         if nofile is not None:
             import resource

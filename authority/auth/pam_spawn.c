@@ -22,8 +22,14 @@
 #include "err.h"
 #include "pamhelper/proto.h"
 
-/* File name of the helper, looked up next to the running executable. */
+/* File name of the helper. */
 #define PAM_SPAWN_HELPER_NAME "vep-pam-helper"
+/* Where `meson install` puts the helper, relative to the directory of the
+ * installed vep-authority (so a DESTDIR or relocated tree works too), or
+ * absolute; set by the build from bindir and libexecdir. */
+#ifndef VEP_PAM_HELPER_DIR
+#error "VEP_PAM_HELPER_DIR must be set by the build (authority/meson.build)"
+#endif
 /* Longest path of the running executable we resolve, in bytes (Linux's
  * PATH_MAX). */
 #define PAM_SPAWN_EXE_PATH_MAX 4096
@@ -135,14 +141,36 @@ out:
 	return rc;
 }
 
-/* "vep-pam-helper" in the directory of the running executable. */
+/* dir (absolute, or relative to exe_dir, which it may shorten) + "/"
+ * PAM_SPAWN_HELPER_NAME, or NULL when out of memory. A leading "../" is
+ * taken off exe_dir (a resolved path, no links) so that messages name
+ * /usr/libexec/..., not /usr/bin/../libexec/.... */
+static char *
+helper_in(char *exe_dir, const char *dir)
+{
+	char *path, *slash;
+
+	while (strncmp(dir, "../", 3) == 0 && (slash = strrchr(exe_dir, '/')) != NULL &&
+	    slash != exe_dir) {
+		*slash = '\0';
+		dir += 3;
+	}
+	if (dir[0] == '/')
+		return asprintf(&path, "%s/%s", dir, PAM_SPAWN_HELPER_NAME) < 0 ? NULL : path;
+	if (dir[0] == '\0')
+		return asprintf(&path, "%s/%s", exe_dir, PAM_SPAWN_HELPER_NAME) < 0 ? NULL : path;
+	return asprintf(&path, "%s/%s/%s", exe_dir, dir, PAM_SPAWN_HELPER_NAME) < 0 ? NULL : path;
+}
+
+/* The installed place first; next to the executable is the build tree's
+ * layout (and an old install's). When neither is there, the installed
+ * place, so that the error names where the helper belongs. */
 char *
 pam_spawn_default_path(void)
 {
 	char exe[PAM_SPAWN_EXE_PATH_MAX];
+	char *slash, *installed, *beside;
 	ssize_t n;
-	char *slash, *path;
-	size_t len;
 
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
@@ -151,12 +179,22 @@ pam_spawn_default_path(void)
 	slash = strrchr(exe, '/');
 	if (slash == NULL)
 		return NULL;
-	slash[1] = '\0';
-	len = strlen(exe) + sizeof(PAM_SPAWN_HELPER_NAME);
-	path = malloc(len);
-	if (path != NULL)
-		snprintf(path, len, "%s%s", exe, PAM_SPAWN_HELPER_NAME);
-	return path;
+	*slash = '\0';
+	if ((beside = helper_in(exe, "")) == NULL ||
+	    (installed = helper_in(exe, VEP_PAM_HELPER_DIR)) == NULL) {
+		free(beside);
+		return NULL;
+	}
+	if (access(installed, X_OK) == 0) {
+		free(beside);
+		return installed;
+	}
+	if (access(beside, X_OK) == 0) {
+		free(installed);
+		return beside;
+	}
+	free(beside);
+	return installed;
 }
 
 int

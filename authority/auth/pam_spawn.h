@@ -31,8 +31,10 @@ struct pam_spawn {
 	pid_t pid;
 };
 
-/* The helper's path when none is configured: vep-pam-helper next to the
- * running executable. New string (free()), or NULL. */
+/* The helper's path: where `meson install` puts it (libexecdir, found
+ * relative to the running executable), else vep-pam-helper next to the
+ * running executable (the build tree); when neither exists, the installed
+ * path. New string (free()), or NULL. */
 char *pam_spawn_default_path(void);
 
 /* pam_client_config's spawn function (arg: a struct pam_spawn *): ends the

@@ -54,6 +54,7 @@ static int set_url(const struct config_key *, void *, const char *, const char *
 static int set_loglevel(const struct config_key *, void *, const char *, const char *, char *,
     size_t);
 static int set_case(const struct config_key *, void *, const char *, const char *, char *, size_t);
+static int set_bool(const struct config_key *, void *, const char *, const char *, char *, size_t);
 static int set_name(const struct config_key *, void *, const char *, const char *, char *, size_t);
 static int set_suffix(const struct config_key *, void *, const char *, const char *, char *,
     size_t);
@@ -105,6 +106,14 @@ static const struct config_key config_keys[] = {
 	  "reloaded on SIGHUP" },
 	{ "tls_key", SCOPE_GLOBAL, set_path, NULL, 0, 0, G(tls_key), 0,
 	  "PEM private key of tls_cert, mode 0600" },
+	{ "hsts_max_age", SCOPE_GLOBAL, set_int, "31536000", LIMIT_HSTS_MAX_AGE_S_MIN,
+	  LIMIT_HSTS_MAX_AGE_S_MAX, G(hsts_max_age_s), 0,
+	  "seconds of the Strict-Transport-Security header on every HTTPS response (with "
+	  "tls_cert); 0 tells browsers to forget it" },
+	{ "hsts_include_subdomains", SCOPE_GLOBAL, set_bool, "no", 0, 0,
+	  G(hsts_include_subdomains), 0,
+	  "yes or no: whether Strict-Transport-Security covers every subdomain of the host "
+	  "(includeSubDomains); only if all of them serve HTTPS" },
 	{ "trusted_proxies", SCOPE_GLOBAL, set_proxies, NULL, 0, 0, G(trusted_proxies), 0,
 	  "addresses or prefixes (ADDR[/BITS], separated by spaces or commas) of reverse proxies "
 	  "whose X-Forwarded-For names the client; unset = the peer is the client" },
@@ -195,6 +204,18 @@ static const struct config_key config_keys[] = {
 };
 
 #define NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
+_Static_assert(NKEYS <= CONFIG_KEYS_MAX, "raise CONFIG_KEYS_MAX in core/config.h");
+
+unsigned
+config_key_line(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NKEYS; i++)
+		if (config_keys[i].scope == SCOPE_GLOBAL && strcmp(config_keys[i].name, name) == 0)
+			return cfg->key_lines[i];
+	return 0;
+}
 
 static void
 whyf(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -443,6 +464,24 @@ set_facility(const struct config_key *k, void *field, const char *text, const ch
 		return VEP_ERR_INVALID;
 	}
 	*(long *)field = v;
+	return VEP_OK;
+}
+
+/* "no" (0) or "yes" (1). */
+static int
+set_bool(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	(void)k;
+	(void)base_dir;
+	if (strcmp(text, "no") == 0)
+		*(long *)field = 0;
+	else if (strcmp(text, "yes") == 0)
+		*(long *)field = 1;
+	else {
+		whyf(why, whylen, "must be yes or no");
+		return VEP_ERR_INVALID;
+	}
 	return VEP_OK;
 }
 
@@ -785,6 +824,8 @@ static const char *const restart_only[] = {
 	"session_idle", "session_lifetime", "throttle_pair_max", "throttle_account_max",
 	"throttle_account_window", "throttle_known_for", "throttle_addr_max",
 	"throttle_addr_window", "pam_user_case",
+	/* Composed once per listener. */
+	"hsts_max_age", "hsts_include_subdomains",
 };
 
 static int
@@ -793,7 +834,7 @@ key_differs(const struct config_key *k, const struct config *a, const struct con
 	const char *fa = (const char *)a + k->offset, *fb = (const char *)b + k->offset;
 
 	if (k->set == set_int || k->set == set_loglevel || k->set == set_case ||
-	    k->set == set_access_log || k->set == set_facility)
+	    k->set == set_access_log || k->set == set_facility || k->set == set_bool)
 		return *(const long *)fa != *(const long *)fb;
 	if (*(char *const *)fa == NULL || *(char *const *)fb == NULL)
 		return *(char *const *)fa != *(char *const *)fb;
@@ -930,8 +971,11 @@ config_set(struct config *cfg, const char *source, const char *key, const char *
 		snprintf(err, errlen, "%s: unknown key '%s'", source, key);
 		return VEP_ERR_INVALID;
 	}
-	if ((rc = k->set(k, (char *)cfg + k->offset, value, NULL, why, sizeof(why))) != 0)
+	if ((rc = k->set(k, (char *)cfg + k->offset, value, NULL, why, sizeof(why))) != 0) {
 		snprintf(err, errlen, "%s: key '%s': %s", source, key, why);
+		return rc;
+	}
+	cfg->key_lines[k - config_keys] = 0;
 	return rc;
 }
 
@@ -1104,8 +1148,10 @@ parse_assignment(struct parse *p, char *s)
 		p->dom->account_aliases_line = p->line;
 	if (p->dom != NULL && strcmp(k->name, "authority") == 0)
 		p->dom->authority_line = p->line;
-	if (p->dom == NULL)
+	if (p->dom == NULL) {
 		p->line_global[idx] = p->line;
+		p->cfg->key_lines[idx] = p->line;
+	}
 	return VEP_OK;
 }
 

@@ -52,8 +52,14 @@ enum config_access_log {
 	CONFIG_ACCESS_LOG_OFF = 2,
 };
 
+/* Most keys the table in core/config.c may hold (checked there). */
+#define CONFIG_KEYS_MAX 96
+
 struct config {
 	char *path;                 /* file read, or NULL when built in (demo) */
+	/* Line of each global key in the file, by its row in the key table;
+	 * 0: its default or the command line's. Read with config_key_line. */
+	unsigned key_lines[CONFIG_KEYS_MAX];
 	char *listen;               /* "ADDR:PORT" (IPv6 as "[ADDR]:PORT") */
 	char *metrics_listen;       /* "ADDR:PORT" of the Prometheus listener, or NULL: off */
 	char *state_dir;            /* absolute path */
@@ -76,6 +82,8 @@ struct config {
 	char *pam_service;          /* PAM service name */
 	char *tls_cert;             /* PEM chain for native HTTPS, or NULL (plain HTTP) */
 	char *tls_key;              /* its PEM key (mode 0600), or NULL */
+	long hsts_max_age_s;        /* Strict-Transport-Security max-age (HTTPS only) */
+	long hsts_include_subdomains; /* ... with includeSubDomains */
 	char *user;                 /* account to run the network process as, or NULL */
 	struct proxy_list *trusted_proxies; /* owned (edge/proxy.h), or NULL: none */
 	long pam_timeout_s;         /* per attempt, then the worker is killed */
@@ -162,6 +170,11 @@ void config_print_keys(FILE *f);
  * written to names (nameslen bytes, cut to fit). */
 size_t config_restart_changes(const struct config *running, const struct config *next,
     char *names, size_t nameslen);
+
+/* The line of the file that set the global key name, 0 when the file did
+ * not (its default, or the command line's), for messages that name what a
+ * value refers to ("FILE:LINE: key 'state_dir': ...") after parsing. */
+unsigned config_key_line(const struct config *cfg, const char *name);
 
 void config_free(struct config *cfg);
 

@@ -56,6 +56,11 @@ build_key_docs(const struct vep_keyset *ks, struct doc *support, struct doc *pk)
 
 	memset(support, 0, sizeof(*support));
 	memset(pk, 0, sizeof(*pk));
+	/* "provisioning" stays even when the legacy provisioning page is off
+	 * (no shim_origin; it then answers 404 saying so): the deployed
+	 * verifiers (browserid-local-verify's well-known-parser, Persona's)
+	 * refuse a support document without it, which would fail every
+	 * certificate we issue. */
 	rc = vep_support_build(keys, n, PATH_SIGNIN_AUTHENTICATE, PATH_SIGNIN_PROVISION, &text);
 	if (rc != 0)
 		goto out;
@@ -233,7 +238,8 @@ load_tls(struct domain_set *set, const json_t *bundle, char *err, size_t errlen)
 	}
 	if ((rc = tls_ctx_new_pem(cfg->tls_cert, cert, cert_len, cfg->tls_key, key, key_len,
 	    &set->tls, msg, sizeof(msg))) != 0)
-		snprintf(err, errlen, "%s: %s", cfg->path != NULL ? cfg->path : "(built in)", msg);
+		snprintf(err, errlen, "%s:%u: key 'tls_key': %s", cfg->path != NULL ? cfg->path :
+		    "(built in)", config_key_line(cfg, "tls_key"), msg);
 	return rc;
 }
 

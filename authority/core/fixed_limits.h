@@ -53,6 +53,12 @@
 #define LIMIT_MAX_AGE_S_MIN 0
 #define LIMIT_MAX_AGE_S_MAX 86400
 
+/* Strict-Transport-Security max-age in seconds (config key hsts_max_age):
+ * 0 tells browsers to forget the policy; two years is what the preload
+ * lists ask for, and longer buys nothing. */
+#define LIMIT_HSTS_MAX_AGE_S_MIN 0
+#define LIMIT_HSTS_MAX_AGE_S_MAX 63072000
+
 /* Configuration file: longest line in bytes (including the newline),
  * largest file in bytes, and most [domain] sections. */
 #define LIMIT_CONFIG_LINE_BYTES 1024

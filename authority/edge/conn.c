@@ -187,7 +187,8 @@ refuse(struct conn *c)
 	evbuffer_drain(in, evbuffer_get_length(in));
 	c->scanned = 0;
 	c->state = CONN_CLOSING;
-	n = req_raw_reply(reply, sizeof(reply), c->scan.error, c->scan.why, c->tls, NULL);
+	n = req_raw_reply(reply, sizeof(reply), c->scan.error, c->scan.why,
+	    c->tls ? c->g->hsts : NULL, NULL);
 	log_info(c->g->log, "refusing a request and closing its connection: %s", c->scan.why);
 	if (n == 0 || bufferevent_write(c->bev, reply, n) != 0) {
 		close_now(c);

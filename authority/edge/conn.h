@@ -54,6 +54,7 @@ struct conn_group {
 	long body_ms;
 	long idle_ms;             /* request_timeout */
 	const struct log *log;    /* borrowed */
+	const char *hsts;         /* Strict-Transport-Security on TLS connections (borrowed) */
 	/* The table a connection opened with an address key is released
 	 * from at close (borrowed), or NULL. */
 	struct addrs *addrs;

@@ -37,6 +37,7 @@
 #include "edge/head.h"
 #include "edge/proxy.h"
 #include "edge/req.h"
+#include "edge/tls.h"
 #include "server/loop.h"
 
 /* The over-capacity answer's extra header: when to come back, seconds. */
@@ -55,6 +56,7 @@ struct server {
 	struct conn_group conns;
 	size_t max_conns;            /* this listener's share of max_connections */
 	int tls;
+	char hsts[TLS_HSTS_MAX];     /* Strict-Transport-Security of its TLS answers */
 	/* Open connections per client address over every loop: made (and
 	 * owned) by loop 0's server, borrowed by the others' (loop 0 is
 	 * created first and freed last). NULL when the cap is off. */
@@ -192,7 +194,8 @@ static void
 on_request(void *arg, struct conn *c, struct head *h, unsigned char *body, size_t len)
 {
 	struct server *s = arg;
-	struct req_link link = { link_reply, link_abandon, c, conn_peer(c), conn_tls(c) };
+	struct req_link link = { link_reply, link_abandon, c, conn_peer(c), conn_tls(c),
+				 conn_tls(c) ? s->hsts : NULL };
 	struct req *r;
 
 	if ((r = req_new(s->loop, h, body, len, &link)) == NULL)
@@ -356,6 +359,9 @@ server_listen(struct loop *l, const char *listen, int tls, server_handler handle
 	s->conns.body_ms = a->cfg->body_timeout_s * 1000;
 	s->conns.idle_ms = a->cfg->request_timeout_s * 1000;
 	s->conns.log = &a->log;
+	tls_hsts_format(a->cfg->hsts_max_age_s, a->cfg->hsts_include_subdomains != 0, s->hsts,
+	    sizeof(s->hsts));
+	s->conns.hsts = s->hsts;
 	s->conns.on_request = on_request;
 	s->conns.arg = s;
 	if ((rc = server_addrs(l, s)) != VEP_OK)

@@ -219,7 +219,8 @@ reply_bare_500(const struct req_link *link)
 {
 	char raw[REQ_RAW_BUFSZ];
 	struct evbuffer *buf = evbuffer_new();
-	size_t n = req_raw_reply(raw, sizeof(raw), REQ_ERR_INTERNAL, NULL, link->tls, NULL);
+	size_t n = req_raw_reply(raw, sizeof(raw), REQ_ERR_INTERNAL, NULL, link->hsts,
+	    NULL);
 
 	if (buf == NULL || n == 0 || evbuffer_add(buf, raw, n) != 0)
 		link->abandon(link->conn);
@@ -827,7 +828,7 @@ req_scan_feed(struct req_scan *s, const unsigned char *p, size_t n)
 }
 
 size_t
-req_raw_reply(char *buf, size_t buflen, int err, const char *message, int tls,
+req_raw_reply(char *buf, size_t buflen, int err, const char *message, const char *hsts,
     const char *extra)
 {
 	const char *fixed;
@@ -849,11 +850,12 @@ req_raw_reply(char *buf, size_t buflen, int err, const char *message, int tls,
 	    "X-Content-Type-Options: nosniff\r\n"
 	    "Referrer-Policy: no-referrer\r\n"
 	    "Content-Security-Policy: %s\r\n"
-	    "%s%s%s"
+	    "%s%s%s%s"
 	    "\r\n"
 	    "%s",
 	    e->status, e->reason, n, default_csp,
-	    tls ? "Strict-Transport-Security: " : "", tls ? TLS_HSTS "\r\n" : "",
+	    hsts != NULL ? "Strict-Transport-Security: " : "", hsts != NULL ? hsts : "",
+	    hsts != NULL ? "\r\n" : "",
 	    extra != NULL ? extra : "", body);
 	if (m < 0 || (size_t)m >= buflen)
 		return 0;
@@ -1116,8 +1118,8 @@ req_reply(struct req *r, int status, const char *ctype, const char *body, size_t
 		rc = out_add(r, "X-Content-Type-Options", "nosniff");
 	if (rc == VEP_OK)
 		rc = out_add(r, "Referrer-Policy", "no-referrer");
-	if (rc == VEP_OK && req_is_tls(r))
-		rc = out_add(r, "Strict-Transport-Security", TLS_HSTS);
+	if (rc == VEP_OK && r->link.hsts != NULL)
+		rc = out_add(r, "Strict-Transport-Security", r->link.hsts);
 	if (rc == VEP_OK && out_find(r, "Content-Security-Policy") == NULL)
 		rc = out_add(r, "Content-Security-Policy", default_csp);
 	if (rc == VEP_OK) {
@@ -1137,7 +1139,7 @@ req_reply(struct req *r, int status, const char *ctype, const char *body, size_t
 	if (rc != VEP_OK) {
 		/* Nothing sent yet: the one reply becomes a bare 500. */
 		char raw[REQ_RAW_BUFSZ];
-		size_t n = req_raw_reply(raw, sizeof(raw), REQ_ERR_INTERNAL, NULL, req_is_tls(r),
+		size_t n = req_raw_reply(raw, sizeof(raw), REQ_ERR_INTERNAL, NULL, r->link.hsts,
 		    NULL);
 
 		log_error(&r->a->log, "out of memory for a response");

@@ -80,6 +80,7 @@ struct req_link {
 	void *conn;
 	const char *peer;            /* the connection's peer address as text */
 	int tls;                     /* 1: native HTTPS */
+	const char *hsts;            /* Strict-Transport-Security value, NULL: none */
 };
 
 /* A response header (both copies owned). */
@@ -199,9 +200,9 @@ int req_scan_feed(struct req_scan *s, const unsigned char *p, size_t n);
  * table's message when NULL or for a 5xx; a fixed public text without
  * quotes or backslashes), Content-Length computed from that body,
  * Connection: close, Cache-Control: no-store and the security headers of
- * req_reply (HSTS when tls), plus extra (whole header lines ending in
- * CRLF, or NULL). Returns its length, 0 when it does not fit. */
-size_t req_raw_reply(char *buf, size_t buflen, int err, const char *message, int tls,
+ * req_reply (Strict-Transport-Security: hsts, unless NULL), plus extra
+ * (whole header lines ending in CRLF, or NULL). Returns its length, 0 when it does not fit. */
+size_t req_raw_reply(char *buf, size_t buflen, int err, const char *message, const char *hsts,
     const char *extra);
 
 /* Splits and decodes the request target into path and params. Returns

@@ -170,3 +170,9 @@ out:
 	SSL_CTX_free(ctx);
 	return rc;
 }
+
+void
+tls_hsts_format(long max_age_s, int subdomains, char *buf, size_t buflen)
+{
+	snprintf(buf, buflen, "max-age=%ld%s", max_age_s, subdomains ? "; includeSubDomains" : "");
+}

@@ -18,9 +18,8 @@
 
 #include <openssl/ssl.h>
 
-/* Strict-Transport-Security on every HTTPS response: a year, subdomains
- * too (the authority's host is the mail domain's own). */
-#define TLS_HSTS "max-age=31536000; includeSubDomains"
+/* Room for a Strict-Transport-Security value (tls_hsts_format). */
+#define TLS_HSTS_MAX 64
 
 /* Largest certificate chain or key file read, in bytes. */
 #define TLS_PEM_MAX (1024 * 1024)
@@ -40,5 +39,11 @@ int tls_read_files(const char *cert_path, const char *key_path, char **cert_pem,
 int tls_ctx_new_pem(const char *cert_path, const char *cert_pem, size_t cert_len,
     const char *key_path, const char *key_pem, size_t key_len, SSL_CTX **out,
     char *err, size_t errlen);
+
+/* The Strict-Transport-Security value every HTTPS response carries:
+ * "max-age=N" and, when subdomains, "; includeSubDomains" (an opt-in: the
+ * authority's host is often the mail domain itself, whose other hosts may
+ * not all speak HTTPS). buf holds TLS_HSTS_MAX bytes. */
+void tls_hsts_format(long max_age_s, int subdomains, char *buf, size_t buflen);
 
 #endif

@@ -4,6 +4,7 @@
  */
 #include "keyproc/keyring.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +106,20 @@ key_file_time(const char *dir)
 	return (long long)st.st_mtime;
 }
 
+/* Whether dir, or its current.pem, does not exist: the domain was never
+ * given a key, which vep-keytool init does (not a damaged or unreadable
+ * key, which the load's own error names). */
+static int
+no_key_yet(const char *dir)
+{
+	char path[4200];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/current.pem", dir);
+	return (stat(dir, &st) != 0 && errno == ENOENT) ||
+	    (stat(path, &st) != 0 && errno == ENOENT);
+}
+
 /* One domain's keys (loaded, self-tested) and its bundle entry. */
 static int
 load_domain(const struct config *cfg, size_t i, struct vep_keyset *ks,
@@ -117,7 +132,14 @@ load_domain(const struct config *cfg, size_t i, struct vep_keyset *ks,
 	char msg[512];
 	int rc;
 
-	if ((rc = vep_keydir_load_explained(cd->key_dir, ks, &fault)) != 0) {
+	if ((rc = vep_keydir_load_explained(cd->key_dir, ks, &fault)) != 0 &&
+	    no_key_yet(cd->key_dir)) {
+		snprintf(err, errlen, "%s:%u: [domain %s] key_dir '%s': no key there (no "
+		    "current.pem); create it with: vep-keytool init --dir %s", file,
+		    cd->key_dir_line, cd->name, cd->key_dir, cd->key_dir);
+		return rc;
+	}
+	if (rc != 0) {
 		vep_keydir_fault_text(rc, &fault, msg, sizeof(msg));
 		snprintf(err, errlen, "%s:%u: [domain %s] key_dir '%s': %s", file, cd->key_dir_line,
 		    cd->name, cd->key_dir, msg);
@@ -166,7 +188,11 @@ tls_strings(const struct config *cfg, json_t *bundle, char *err, size_t errlen)
 		    VEP_OK : VEP_ERR_NOMEM;
 	if ((rc = tls_read_files(cfg->tls_cert, cfg->tls_key, &cert, &cert_len, &key, &key_len,
 	    msg, sizeof(msg))) != 0) {
-		snprintf(err, errlen, "%s: %s", file, msg);
+		/* tls_read_files says "TLS key ..." or "TLS certificate ...". */
+		int is_key = strncmp(msg, "TLS key", 7) == 0;
+		snprintf(err, errlen, "%s:%u: key '%s': %s", file,
+		    config_key_line(cfg, is_key ? "tls_key" : "tls_cert"),
+		    is_key ? "tls_key" : "tls_cert", msg);
 		return rc;
 	}
 	if (json_object_set_new(bundle, "tls_cert", json_stringn_nocheck(cert, cert_len)) != 0 ||

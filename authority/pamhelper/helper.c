@@ -31,6 +31,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -660,6 +661,25 @@ out:
 	return rc;
 }
 
+/* Run by hand (a terminal, arguments, or no socket where the authority puts
+ * one): say what this program is instead of reading a protocol from
+ * whatever descriptor 3 happens to be. */
+static int
+started_by_authority(int argc)
+{
+	int type = 0, family = 0;
+	socklen_t len = sizeof(type);
+
+	if (argc != 1 || isatty(STDIN_FILENO))
+		return 0;
+	if (getsockopt(PAMP_HELPER_FD, SOL_SOCKET, SO_TYPE, &type, &len) != 0 ||
+	    type != SOCK_STREAM)
+		return 0;
+	len = sizeof(family);
+	return getsockopt(PAMP_HELPER_FD, SOL_SOCKET, SO_DOMAIN, &family, &len) == 0 &&
+	    family == AF_UNIX;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -672,8 +692,15 @@ main(int argc, char **argv)
 		printf("vep-pam-helper %s\n", VEP_VERSION);
 		return 0;
 	}
-	if (argc != 1) {
-		fprintf(stderr, "usage: vep-pam-helper [--version] (started by vep-authority)\n");
+	if (!started_by_authority(argc)) {
+		fprintf(stderr,
+		    "usage: vep-pam-helper [--version]\n"
+		    "vep-pam-helper checks passwords with PAM for vep-authority: it is "
+		    "started by\n"
+		    "vep-authority's key process, with a socket on descriptor %d, and is "
+		    "not meant\n"
+		    "to be run by hand. To check a PAM service, run vep-authority --check.\n",
+		    PAMP_HELPER_FD);
 		return 2;
 	}
 	rc = setup(&h);

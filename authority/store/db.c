@@ -430,3 +430,54 @@ out:
 	sqlite3_finalize(st);
 	return ret;
 }
+
+int
+db_check_file(const char *state_dir)
+{
+	sqlite3 *conn = NULL;
+	sqlite3_stmt *st = NULL;
+	const unsigned char *res;
+	char *path = NULL;
+	int64_t version;
+	int rc, ret;
+
+	if (state_dir == NULL || *state_dir == '\0')
+		return VEP_ERR_ARG;
+	if (asprintf(&path, "%s/%s", state_dir, DB_FILE_NAME) < 0)
+		return VEP_ERR_NOMEM;
+	/* None yet: the server creates it at start. */
+	if (access(path, F_OK) != 0 && errno == ENOENT) {
+		ret = VEP_OK;
+		goto out;
+	}
+	/* Read-only: a check never migrates, nor changes the journal mode. */
+	if (sqlite3_open_v2(path, &conn, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW |
+	    SQLITE_OPEN_EXRESCODE, NULL) != SQLITE_OK) {
+		ret = conn == NULL ? VEP_ERR_NOMEM : db_err(sqlite3_extended_errcode(conn));
+		if (ret == VEP_OK)
+			ret = VEP_ERR_IO;
+		goto out;
+	}
+	(void)sqlite3_busy_timeout(conn, DB_BUSY_TIMEOUT_MS_DEFAULT);
+	(void)sqlite3_db_config(conn, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	if ((ret = db_query_int(conn, "PRAGMA user_version", &version)) != 0)
+		goto out;
+	if (version > (int64_t)db_migrations_count || version < 0) {
+		ret = DB_ERR_NEWER;
+		goto out;
+	}
+	rc = sqlite3_prepare_v2(conn, "PRAGMA integrity_check(1)", -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		ret = rc == SQLITE_DONE ? DB_ERR_INTERNAL : db_err(rc);
+		goto out;
+	}
+	res = sqlite3_column_text(st, 0);
+	ret = res != NULL && strcmp((const char *)res, "ok") == 0 ? VEP_OK : DB_ERR_CORRUPT;
+out:
+	sqlite3_finalize(st);
+	sqlite3_close(conn);
+	free(path);
+	return ret;
+}

@@ -80,6 +80,15 @@ int db_journal_mode(struct db *db, char *out, size_t outlen);
  * would. The cap is per connection. 0 = no cap beyond SQLite's own. */
 int db_set_size_limit(struct db *db, int64_t max_bytes);
 
+/* What --check asks of DIR/DB_FILE_NAME before a start, without changing
+ * it (read-only: no migration, no journal change): 0 when there is no file
+ * yet (the start creates it) or when it is a database this program can
+ * migrate or use whose integrity check passes. Errors: DB_ERR_NEWER (made
+ * by a newer version: the start would refuse it), DB_ERR_CORRUPT (not a
+ * database, or damaged), DB_ERR_BUSY, VEP_ERR_IO (unreadable),
+ * VEP_ERR_NOMEM, VEP_ERR_ARG. */
+int db_check_file(const char *state_dir);
+
 /* Runs PRAGMA integrity_check: 0 when it reports "ok", DB_ERR_CORRUPT when
  * it reports damage. */
 int db_check_integrity(struct db *db);

@@ -59,6 +59,23 @@ rc, out, err = vephelp.run(["--config", cfg(GOOD.replace("max_age = 60", "pam_se
                             "--check"], {"PAM_WRAPPER": "0"})
 c.eq("--check looks in /etc/pam.d without pam_wrapper: exit 2", rc, 2)
 c.check("... and says so", "/etc/pam.d" in err, err)
+c.check("... naming the file and line of pam_service", ".conf:5: key 'pam_service'" in err, err)
+
+# The server itself refuses to start without its PAM service: libpam would
+# fall back to 'other', which on Debian includes common-auth (the machine's
+# login stack), so the configured service would silently not be the one
+# used.
+rc, out, err = vephelp.run(["--config", cfg(GOOD), "--listen", "127.0.0.1:0"],
+                           {"PAM_WRAPPER_SERVICE_DIR": os.path.join(tmp, "nowhere")})
+c.eq("start without the PAM service: refused, exit 2", rc, 2, err)
+c.check("... says which service, where it looked, and why",
+        "key 'pam_service': no PAM service 'vep-authority' in %s/nowhere" % tmp in err and
+        "'other'" in err and "common-auth" in err and "listening" not in out, err)
+rc, out, err = vephelp.run(["--config", cfg("\n\npam_service = gone\n" + GOOD), "--listen",
+                            "127.0.0.1:0"])
+c.eq("start with a pam_service that has no file: refused, exit 2", rc, 2, err)
+c.check("... naming the file and line of the key", re.search(r"c\d+\.conf:3: key 'pam_service': "
+                                                            r"no PAM service 'gone'", err), err)
 
 
 # --set KEY=VALUE overrides, checked like the file, cross-checks included.
@@ -112,14 +129,19 @@ bad("max_age hex", "max_age = 0x10\n" + D, 1, "max_age")
 bad("request_timeout zero", "request_timeout = 0\n" + D, 1, "request_timeout", "1 to 600")
 bad("request_timeout too big", "request_timeout = 601\n" + D, 1, "request_timeout")
 bad("log_level", "log_level = loud\n" + D, 1, "log_level")
+bad("hsts_max_age too big", "hsts_max_age = 63072001\n" + D, 1, "hsts_max_age",
+    "0 to 63072000")
+bad("hsts_max_age negative", "hsts_max_age = -1\n" + D, 1, "hsts_max_age")
+bad("hsts_include_subdomains", "hsts_include_subdomains = true\n" + D, 1,
+    "hsts_include_subdomains", "yes or no")
 bad("trusted_proxies not an address", "trusted_proxies = 127.0.0.1 proxy.lan\n" + D, 1,
     "trusted_proxies", "not an IPv4 or IPv6 address")
 bad("trusted_proxies host bits", "trusted_proxies = 10.0.0.1/8\n" + D, 1, "trusted_proxies",
     "host bits")
 bad("trusted_proxies prefix", "trusted_proxies = ::1/200\n" + D, 1, "trusted_proxies", "prefix")
 bad("user with a slash", "user = ../x\n" + D, 1, "user")
-bad("user that does not exist", "user = nosuchuser-vep\n" + D, 0, "user", "no account")
-bad("user root", "user = root\n" + D, 0, "user", "is root")
+bad("user that does not exist", "user = nosuchuser-vep\n" + D, 1, "user", "no account")
+bad("user root", "\nuser = root\n" + D, 2, "user", "is root")
 bad("listen without port", "listen = 127.0.0.1\n" + D, 1, "listen")
 bad("listen host name", "listen = localhost:80\n" + D, 1, "listen")
 bad("listen port range", "listen = 127.0.0.1:65536\n" + D, 1, "listen")
@@ -163,6 +185,13 @@ bad("line too long (LIMIT_CONFIG_LINE_BYTES=1024)", "# " + "x" * 1030 + "\n" + D
     "longer than 1024")
 bad("missing key dir", "[domain example.test]\n\nkey_dir = %s/none\n" % tmp, 3, None,
     "[domain example.test] key_dir")
+bad("missing key dir: says how to make the key",
+    "[domain example.test]\n\nkey_dir = %s/none\n" % tmp, 3, None,
+    "no key there (no current.pem); create it with: vep-keytool init --dir %s/none" % tmp)
+os.mkdir(os.path.join(tmp, "emptykeys"), 0o700)
+bad("key dir without current.pem: says how to make the key",
+    "[domain example.test]\nkey_dir = %s/emptykeys\n" % tmp, 2, None,
+    "vep-keytool init --dir %s/emptykeys" % tmp)
 rc, out, err = vephelp.run(["--config", cfg("# " + "x" * 1018 + "\n" + D), "--check"])
 c.eq("line of exactly 1024 bytes is fine", rc, 0)
 
@@ -193,7 +222,99 @@ bad("key dir writable by group", "[domain example.test]\nkey_dir = %s\n" % gw, 2
 open_state = os.path.join(tmp, "openstate")
 os.mkdir(open_state)
 os.chmod(open_state, 0o755)
-bad("state_dir readable by others", "state_dir = %s\n" % open_state + D, 0, "state_dir", "0700")
+bad("state_dir readable by others", "state_dir = %s\n" % open_state + D, 1, "state_dir", "0700")
+
+# state_dir: the server creates only its last directory, so a missing
+# parent is caught by --check and refused at start, naming file and line.
+lost = "\nstate_dir = %s/no-such-parent/state\n" % tmp + D
+bad("state_dir whose parent is missing", lost, 2, "state_dir",
+    "its parent '%s/no-such-parent' does not exist" % tmp)
+rc, out, err = vephelp.run(["--config", cfg(lost), "--listen", "127.0.0.1:0"])
+c.eq("state_dir whose parent is missing: the server refuses to start (exit 2)", rc, 2, err)
+c.check("... saying why", "its parent" in err and "does not exist" in err, err)
+rc, out, err = vephelp.run(["--config", cfg("state_dir = %s/fresh\n" % tmp + D), "--check"])
+c.eq("state_dir missing but its parent there: --check accepts it (the start creates it)",
+     rc, 0, err)
+
+# The database: --check opens it read-only; a damaged one, or one made by a
+# newer version (a downgrade), is refused naming the file and the key.
+import sqlite3  # noqa: E402
+
+
+def db_state(name, make):
+    d = os.path.join(tmp, name)
+    os.mkdir(d, 0o700)
+    make(os.path.join(d, "authority.db"))
+    return d, "state_dir = %s\n" % d + D
+
+
+def garbage(path):
+    vephelp.write(path, "this is not a database\n" * 200)
+
+
+def damaged(path):
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT)")
+    conn.execute("CREATE INDEX t_b ON t (b)")
+    conn.executemany("INSERT INTO t (b) VALUES (?)", [("x%05d" % i,) for i in range(3000)])
+    conn.commit()
+    conn.close()
+    with open(path, "r+b") as f:
+        f.seek(4096 * 5 + 100)
+        f.write(b"\xff" * 2000)
+
+
+def newer(path):
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE t (a)")
+    conn.execute("PRAGMA user_version = 9999")
+    conn.commit()
+    conn.close()
+
+
+d, text = db_state("db-garbage", garbage)
+bad("database that is not one", text, 1, "state_dir", "damaged or not a database")
+d, text = db_state("db-damaged", damaged)
+bad("database with a damaged page", text, 1, "state_dir", "damaged")
+c.check("... the message names the file", os.path.join(d, "authority.db") in
+        vephelp.run(["--config", cfg(text), "--check"])[2])
+d, text = db_state("db-newer", newer)
+bad("database of a newer version (a downgrade)", text, 1, "state_dir",
+    "database schema is newer than this program (a downgrade: see README.md, Upgrading)")
+rc, out, err = vephelp.run(["--config", cfg(text), "--listen", "127.0.0.1:0"])
+c.eq("database of a newer version: the server refuses to start (exit 1)", rc, 1, err)
+c.check("... saying why", "database schema is newer than this program" in err, err)
+conn = sqlite3.connect(os.path.join(d, "authority.db"))
+c.eq("... and leaves the file as it was", conn.execute("PRAGMA user_version").fetchone()[0],
+     9999)
+conn.close()
+
+# An upgrade: a database of the first schema version is accepted by --check
+# (the unit's ExecStartPre runs before the migration) and migrated by the
+# start to the last version, one step at a time.
+schema = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "schema")
+steps = sorted(f for f in os.listdir(schema) if re.match(r"^\d{4}_.*\.sql$", f))
+
+
+def first_version(path):
+    conn = sqlite3.connect(path)
+    with open(os.path.join(schema, steps[0])) as f:
+        conn.executescript(f.read())
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+
+
+d, text = db_state("db-old", first_version)
+rc, out, err = vephelp.run(["--config", cfg(text), "--check"])
+c.eq("database of an older version: --check accepts it (the start migrates it)", rc, 0, err)
+a = vephelp.Authority(["--config", cfg(text), "--listen", "127.0.0.1:0"], tmp=tmp)
+c.eq("... the server starts on it", a.get("/healthz", {"Host": "example.test"}).status, 200)
+c.eq("... and stops cleanly", a.stop(), 0)
+conn = sqlite3.connect(os.path.join(d, "authority.db"))
+c.eq("... having migrated it to the last version (%d)" % len(steps),
+     conn.execute("PRAGMA user_version").fetchone()[0], len(steps))
+conn.close()
 
 # Relative key_dir resolves against the file's directory.
 sub = os.path.join(tmp, "etc")
@@ -253,4 +374,7 @@ c.eq("WebFinger for a.example links via the Host", wf["links"][0]["href"],
      "http://b.example/pk")
 c.eq("unserved Host: 421", a.get("/pk", {"Host": "c.example"}).status, 421)
 c.eq("SIGTERM: exit 0", a.stop(), 0)
+c.check("the server made its database", os.path.isfile(os.path.join(state, "authority.db")))
+rc, out, err = vephelp.run(["--config", cfg("state_dir = %s\n" % state + D), "--check"])
+c.eq("a database the server made: --check accepts it", rc, 0, err)
 sys.exit(c.finish())

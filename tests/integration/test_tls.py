@@ -74,10 +74,13 @@ rc, out, err = vephelp.run(["--config", conf(crt1, key1, "perm"), "--check"],
                            {"PAM_WRAPPER": "1", "PAM_WRAPPER_SERVICE_DIR": "/etc/pam.d"})
 C.eq("TLS key readable by others: exit 2", rc, 2)
 C.check("... says how to fix it", "chmod 600" in err, err)
+C.check("... naming the file and line of tls_key", "perm.conf:4: key 'tls_key': TLS key" in err,
+        err)
 os.chmod(key1, 0o600)
 rc, out, err = vephelp.run(["--config", conf(crt1, key2, "mix"), "--check"])
 C.eq("TLS key of another certificate: exit 2", rc, 2)
 C.check("... says they do not match", "match" in err, err)
+C.check("... naming the file and line of tls_key", "mix.conf:4: key 'tls_key'" in err, err)
 only = vephelp.write_config(tmp, keydir, "only", "tls_cert = %s\n" % crt1)
 rc, out, err = vephelp.run(["--config", only, "--check"])
 C.eq("tls_cert without tls_key: exit 2", rc, 2)
@@ -92,6 +95,7 @@ rc, out, err = vephelp.run(["--config", conf(os.path.join(tmp, "none.crt"), key1
                             "--check"])
 C.eq("TLS certificate missing: exit 2", rc, 2)
 C.check("... names it", "none.crt': cannot read it" in err, err)
+C.check("... and the file and line of tls_cert", "none.conf:3: key 'tls_cert'" in err, err)
 
 a = vephelp.serve(conf(crt1, key1), tmp)
 C.eq("listening line says https", a.scheme, "https")
@@ -99,8 +103,8 @@ for name, version in [("TLS 1.3", ssl.TLSVersion.TLSv1_3), ("TLS 1.2", ssl.TLSVe
     r, body, cert, ver = get(a, "/.well-known/browserid", context(crt1, version))
     C.eq(name + ": 200", r.status, 200)
     C.eq(name + ": negotiated", ver, {"TLS 1.3": "TLSv1.3", "TLS 1.2": "TLSv1.2"}[name])
-    C.eq(name + ": HSTS", r.getheader("Strict-Transport-Security"),
-         "max-age=31536000; includeSubDomains")
+    C.eq(name + ": HSTS, a year, without includeSubDomains by default",
+         r.getheader("Strict-Transport-Security"), "max-age=31536000")
 rc, out = s_client(a, "-tls1_2", "-cipher", "AES128-GCM-SHA256")
 C.check("TLS 1.2 without forward secrecy (RSA key exchange): refused", rc != 0, out[-300:])
 rc, out = s_client(a, "-tls1_2", "-cipher", "ECDHE-RSA-AES128-SHA")
@@ -160,4 +164,28 @@ C.check("SIGHUP without tls_cert: refused, a restart needed",
 r, _, der, _ = get(a, "/pk", context(crt2))
 C.eq("... HTTPS still served", r.status, 200)
 C.eq("clean exit", a.stop(), 0)
+
+# HSTS as configured (hsts_max_age, hsts_include_subdomains), on normal
+# answers and on the raw ones the edge sends for a refused request.
+crt3, key3 = make_cert("three")
+b = vephelp.serve(vephelp.write_config(tmp, keydir, "hsts", "tls_cert = %s\ntls_key = %s\n"
+                                       "hsts_max_age = 600\nhsts_include_subdomains = yes\n"
+                                       % (crt3, key3)), tmp)
+r, _, _, _ = get(b, "/.well-known/browserid", context(crt3))
+C.eq("hsts_max_age = 600 with hsts_include_subdomains = yes",
+     r.getheader("Strict-Transport-Security"), "max-age=600; includeSubDomains")
+with socket.create_connection((b.host, b.port), timeout=10) as raw_sock:
+    with context(crt3).wrap_socket(raw_sock, server_hostname="example.test") as tls_sock:
+        tls_sock.sendall(b"GET / HTTP/1.1\r\nHost: example.test\r\nX: a\r\n b\r\n\r\n")
+        refused = b""
+        while True:
+            chunk = tls_sock.recv(4096)
+            if not chunk:
+                break
+            refused += chunk
+C.check("... also on a request the edge refuses (400)",
+        refused.startswith(b"HTTP/1.1 400") and
+        b"\r\nStrict-Transport-Security: max-age=600; includeSubDomains\r\n" in refused,
+        refused[:400])
+C.eq("clean exit", b.stop(), 0)
 sys.exit(C.finish())

@@ -215,7 +215,7 @@ test_every_code(void)
 		    req_error_from_code(e) >= REQ_ERR_UNAVAILABLE);
 		ASSERT_EQ(req_error_status(req_error_from_code(e)), answers[i].status);
 		/* edge/conn.c's answers go through the same table. */
-		ASSERT_TRUE(req_raw_reply(buf, sizeof(buf), e, NULL, 0, NULL) > 0);
+		ASSERT_TRUE(req_raw_reply(buf, sizeof(buf), e, NULL, NULL, NULL) > 0);
 		snprintf(want, sizeof(want), "HTTP/1.1 %d ", answers[i].status);
 		ASSERT_TRUE(strncmp(buf, want, strlen(want)) == 0);
 		snprintf(want, sizeof(want), "\r\n\r\n{\"error\":\"%s\"}", answers[i].message);
@@ -224,7 +224,7 @@ test_every_code(void)
 	for (e = REQ_ERR_UNAVAILABLE; e <= REQ_ERR_BAD_REQUEST; e++)
 		ASSERT_EQ(req_error_from_code(e), e);
 	/* A 5xx never carries the caller's words. */
-	ASSERT_TRUE(req_raw_reply(buf, sizeof(buf), DB_ERR_CORRUPT, "db.sqlite is damaged", 0,
+	ASSERT_TRUE(req_raw_reply(buf, sizeof(buf), DB_ERR_CORRUPT, "db.sqlite is damaged", NULL,
 	    NULL) > 0);
 	ASSERT_TRUE(strstr(buf, "{\"error\":\"internal error\"}") != NULL);
 	ASSERT_TRUE(strstr(buf, "sqlite") == NULL);
@@ -417,7 +417,7 @@ test_raw_reply(void)
 	const char *body;
 	size_t n;
 
-	n = req_raw_reply(buf, sizeof(buf), REQ_ERR_UNAVAILABLE, NULL, 0, "Retry-After: 1\r\n");
+	n = req_raw_reply(buf, sizeof(buf), REQ_ERR_UNAVAILABLE, NULL, NULL, "Retry-After: 1\r\n");
 	ASSERT_TRUE(n > 0);
 	ASSERT_EQ(n, strlen(buf));
 	ASSERT_TRUE(strncmp(buf, "HTTP/1.1 503 Service Unavailable\r\n", 34) == 0);
@@ -427,14 +427,15 @@ test_raw_reply(void)
 	ASSERT_TRUE(strstr(buf, want) != NULL);
 	ASSERT_TRUE(strstr(buf, "\r\nRetry-After: 1\r\n") != NULL);
 	ASSERT_TRUE(strstr(buf, "Strict-Transport-Security") == NULL);
-	n = req_raw_reply(buf, sizeof(buf), REQ_ERR_BAD_REQUEST, "obsolete line folding", 1, NULL);
+	n = req_raw_reply(buf, sizeof(buf), REQ_ERR_BAD_REQUEST, "obsolete line folding",
+	    "max-age=31536000", NULL);
 	ASSERT_TRUE(n > 0);
 	ASSERT_TRUE(strstr(buf, "\r\nStrict-Transport-Security: max-age=") != NULL);
 	ASSERT_TRUE(strstr(buf, "{\"error\":\"obsolete line folding\"}") != NULL);
 	/* A message that would need escaping falls back to the table's. */
-	n = req_raw_reply(buf, sizeof(buf), REQ_ERR_BAD_REQUEST, "a \"b\"", 0, NULL);
+	n = req_raw_reply(buf, sizeof(buf), REQ_ERR_BAD_REQUEST, "a \"b\"", NULL, NULL);
 	ASSERT_TRUE(strstr(buf, "{\"error\":\"bad request\"}") != NULL);
-	ASSERT_EQ(req_raw_reply(buf, 16, REQ_ERR_BAD_REQUEST, NULL, 0, NULL), 0);
+	ASSERT_EQ(req_raw_reply(buf, 16, REQ_ERR_BAD_REQUEST, NULL, NULL, NULL), 0);
 	ASSERT_EQ(req_error_status(REQ_ERR_MISDIRECTED), 421);
 }
 
