@@ -52,9 +52,20 @@ NGINX_START_S = 30
 RELOAD_WAIT_S = 30
 
 
+def nginx_path():
+    """nginx on PATH, in /usr/sbin, or unpacked by tests/integration/setup.sh."""
+    for p in (shutil.which("nginx"), "/usr/sbin/nginx",
+              os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools", "nginx")):
+        if p and os.access(p, os.X_OK):
+            return p
+    return None
+
+
 def need():
-    for prog in ("nginx", "openssl", "node"):
-        if shutil.which(prog) is None and not os.path.exists("/usr/sbin/" + prog):
+    if nginx_path() is None:
+        vephelp.skip("nginx is missing (tests/integration/setup.sh unpacks it)")
+    for prog in ("openssl", "node"):
+        if shutil.which(prog) is None:
             vephelp.skip("%s is not installed" % prog)
     if not os.path.exists(os.path.join(INTEROP, "node_modules", "browserid-crypto", "libs",
                                        "minimal.js")):
@@ -143,7 +154,7 @@ class Nginx:
                 "  uwsgi_temp_path %(d)s/uwsgi;\n  scgi_temp_path %(d)s/scgi;\n"
                 "  default_type text/plain;\n%(servers)s}\n")
                 % {"d": d, "servers": servers(self.port)}, 0o644)
-            self.proc = subprocess.Popen(["nginx", "-p", d, "-e", os.path.join(d, "error.log"),
+            self.proc = subprocess.Popen([nginx_path(), "-p", d, "-e", os.path.join(d, "error.log"),
                                           "-c", conf, "-g", "daemon off;"],
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             deadline = time.monotonic() + NGINX_START_S
