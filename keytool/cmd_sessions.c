@@ -51,8 +51,8 @@ struct sessions_opts {
 	int json;
 };
 
-/* Addresses are stored with their domain in lower case (DESIGN: the
- * domain compares case-insensitively); an administrator may type it either
+/* Addresses are stored with their domain in lower case (the domain of an
+ * address compares case-insensitively); an administrator may type it either
  * way. */
 static char *
 email_folded(const char *s)
