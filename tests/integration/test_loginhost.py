@@ -55,7 +55,8 @@ RELOAD_WAIT_S = 30
 def nginx_path():
     """nginx on PATH, in /usr/sbin, or unpacked by tests/integration/setup.sh."""
     for p in (shutil.which("nginx"), "/usr/sbin/nginx",
-              os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools", "nginx")):
+              os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build-tools",
+                           "nginx")):
         if p and os.access(p, os.X_OK):
             return p
     return None

@@ -27,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def promtool():
-    local = os.path.join(HERE, "tools", "promtool")
+    local = os.path.join(HERE, "..", "..", "build-tools", "promtool")
     return local if os.access(local, os.X_OK) else shutil.which("promtool")
 
 
