@@ -55,15 +55,15 @@ link_base(const struct req *r, const struct domain *d, char base[BASE_BUFSZ])
 		snprintf(base, BASE_BUFSZ, "%s", d->cfg->public_url);
 		return 0;
 	}
-	rc = req_host(r, host, hostport, sizeof(host), &local);
-	if (rc < 0)
-		return REQ_ERR_BAD_HOST;
-	if (rc == 0 && !local && domain_set_find_host(authority_domains(r->a), host) == NULL)
+	if ((rc = req_host(r, host, hostport, sizeof(host), &local)) != 0)
+		return rc;
+	if (host[0] != '\0' && !local &&
+	    domain_set_find_host(authority_domains(r->a), host) == NULL)
 		return REQ_ERR_UNKNOWN_DOMAIN;
 	/* The scheme we were reached with; behind a TLS proxy the
 	 * administrator sets public_url. */
 	snprintf(base, BASE_BUFSZ, "%s://%s", req_is_tls(r) ? "https" : "http",
-	    rc == 0 ? hostport : d->cfg->name);
+	    host[0] != '\0' ? hostport : d->cfg->name);
 	return 0;
 }
 

@@ -106,13 +106,12 @@ check_domain(struct req *r, struct signin_session *s)
 		free(name);
 		return e;
 	}
-	rc = req_host(r, host, hostport, sizeof(host), &local);
-	if (rc < 0)
-		return REQ_ERR_BAD_HOST;
+	if ((rc = req_host(r, host, hostport, sizeof(host), &local)) != 0)
+		return rc;
 	/* No Host (HTTP/1.0), or an address rather than a name: the server
 	 * is being reached directly (the demo at http://127.0.0.1:PORT), so
 	 * the first configured domain is meant. */
-	if (rc == 1 || local) {
+	if (host[0] == '\0' || local) {
 		r->domain = &set->v[0];
 		return 0;
 	}
@@ -174,11 +173,10 @@ check_host(struct req *r)
 	int local, rc;
 	size_t i;
 
-	rc = req_host(r, host, hostport, sizeof(host), &local);
-	if (rc == 1)
+	if ((rc = req_host(r, host, hostport, sizeof(host), &local)) != 0)
+		return rc;
+	if (host[0] == '\0')
 		return 0; /* HTTP/1.0 (edge/conn.c refuses HTTP/1.1 without one) */
-	if (rc < 0)
-		return REQ_ERR_BAD_HOST;
 	for (i = 0; i < cfg->ndomains; i++) {
 		if (strcmp(cfg->domains[i].name, host) == 0 ||
 		    config_domain_is_authority_host(&cfg->domains[i], host))

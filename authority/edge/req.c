@@ -872,33 +872,33 @@ req_host(const struct req *r, char *host, char *hostport, size_t hostlen, int *l
 	host[0] = hostport[0] = '\0';
 	*local = 0;
 	if (h == NULL)
-		return 1;
+		return 0;
 	if (strlen(h) >= hostlen)
-		return -1;
+		return REQ_ERR_BAD_HOST;
 	if (h[0] == '[') {
 		if ((hend = strchr(h, ']')) == NULL)
-			return -1;
+			return REQ_ERR_BAD_HOST;
 		n = (size_t)(hend - h - 1);
 		memcpy(host, h + 1, n);
 		host[n] = '\0';
 		if (inet_pton(AF_INET6, host, addr) != 1)
-			return -1;
+			return REQ_ERR_BAD_HOST;
 		*local = 1;
 		if (hend[1] == ':')
 			port = hend + 2;
 		else if (hend[1] != '\0')
-			return -1;
+			return REQ_ERR_BAD_HOST;
 	} else {
 		hend = strchr(h, ':');
 		n = hend != NULL ? (size_t)(hend - h) : strlen(h);
 		if (hend != NULL)
 			port = hend + 1;
 		if (n == 0)
-			return -1;
+			return REQ_ERR_BAD_HOST;
 		for (i = 0; i < n; i++) {
 			unsigned char c = (unsigned char)h[i];
 			if (!isalnum(c) && c != '.' && c != '-')
-				return -1;
+				return REQ_ERR_BAD_HOST;
 			host[i] = (char)tolower(c);
 		}
 		host[n] = '\0';
@@ -911,7 +911,7 @@ req_host(const struct req *r, char *host, char *hostport, size_t hostlen, int *l
 		n = strlen(port);
 		if (n == 0 || n > 5 || strspn(port, "0123456789") != n ||
 		    strtoul(port, NULL, 10) < 1 || strtoul(port, NULL, 10) > 65535)
-			return -1;
+			return REQ_ERR_BAD_HOST;
 	}
 	for (i = 0; h[i] != '\0'; i++)
 		hostport[i] = (char)tolower((unsigned char)h[i]);

@@ -224,8 +224,9 @@ const char *req_header(const struct req *r, const char *name);
 
 /* Parses the Host header into lowercase host (without port or brackets)
  * and hostport (with them), each hostlen bytes. *local is 1 for an IP
- * literal or "localhost". A port must be 1 to 65535. Returns 0, 1 when
- * there is no Host header (outputs empty), or -1 when it is malformed. */
+ * literal or "localhost". A port must be 1 to 65535. Returns 0 (with
+ * empty outputs when there is no Host header, as in HTTP/1.0) or
+ * REQ_ERR_BAD_HOST when it is malformed. */
 int req_host(const struct req *r, char *host, char *hostport, size_t hostlen, int *local);
 
 /* Adds a response header (copied). Handlers use it for headers the reply
