@@ -4,9 +4,9 @@
  * throttling shown next to the form, sign-in by keyboard, the key this
  * browser keeps, signing in to the demo relying party through the popup
  * (the assertion verified by the site's libvep verifier, by vep-keytool and
- * by Mozilla's browserid-local-verify), cancelling, the webmail embed, an
- * expired certificate renewed without the user noticing, and sign-out,
- * after which provisioning fails cleanly.
+ * by Mozilla's browserid-local-verify), cancelling, closing the popup
+ * window, the webmail embed, an expired certificate renewed without the
+ * user noticing, and sign-out, after which provisioning fails cleanly.
  */
 'use strict';
 const http = require('http');
@@ -160,6 +160,18 @@ async function rpJourney(t, ctx, label, opts) {
     await rp.close();
     return null;
   }
+  if (opts.closeWindow) {
+    // The user closes the popup window itself: no answer is ever posted, so
+    // rp.js reports it closed once its grace for a late message is over.
+    const t0 = Date.now();
+    await popup.close();
+    await rp.waitForFunction(() => document.getElementById('error').textContent !== '',
+      null, { timeout: 10000 });
+    t.check(await rp.textContent('#error') === 'The sign-in window was closed before you finished.',
+      `${label}: the closed window reported to the site (${Date.now() - t0} ms)`);
+    await rp.close();
+    return null;
+  }
   await popup.click('#share');
   await rp.waitForSelector('#signed-in:not([hidden])', { timeout: 30000 });
   t.check(await rp.textContent('#who') === ALICE, `${label}: the site's server verified the assertion (libvep)`);
@@ -252,6 +264,7 @@ async function signOut(t, ctx, page) {
     const assertion = await rpJourney(t, ctx, 'demo website', { shots: true });
     await verifyEverywhere(t, assertion, 'demo website');
     await rpJourney(t, ctx, 'cancel', { cancel: true });
+    await rpJourney(t, ctx, 'window closed', { closeWindow: true });
     await webmail(t, browser);
     await expiredRenewed(t, ctx, page);
     await signOut(t, ctx, page);
