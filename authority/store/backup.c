@@ -207,6 +207,11 @@ db_restore(const char *db_path, const char *backup_path)
 		goto out;
 	if ((ret = copy_all(dst, src)) != 0)
 		goto out;
+	/* Back to the mode the server keeps the database in: the copy carries
+	 * the backup's rollback-journal mark, and a reader that may not write
+	 * (vep-keytool audit on the restored directory) could not change it. */
+	if ((ret = exec_sql(dst, "PRAGMA journal_mode = WAL")) != 0)
+		goto out;
 	ret = integrity_ok(dst);
 out:
 	sqlite3_close_v2(src);

@@ -272,8 +272,10 @@ db_configure(struct db *db, int busy_timeout_ms)
 		return ret;
 	if ((ret = db_journal_mode(db, mode, sizeof(mode))) != 0)
 		return ret;
-	if (strcmp(mode, "wal") != 0)
-		return db->readonly ? DB_ERR_SCHEMA : DB_ERR_INTERNAL;
+	/* A reader takes the file as it is (a backup copy has a rollback
+	 * journal); a writer must have WAL, which the group commit relies on. */
+	if (strcmp(mode, "wal") != 0 && !db->readonly)
+		return DB_ERR_INTERNAL;
 	return VEP_OK;
 }
 

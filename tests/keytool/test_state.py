@@ -177,6 +177,11 @@ def backup_restore(k):
     fresh = k.path("fresh")
     os.mkdir(fresh, 0o700)
     out = k.ok("restore", "--state", fresh, bak)
+    with open(os.path.join(fresh, "authority.db"), "rb") as f:
+        C.eq("restore: the database in WAL mode, as the server keeps it", f.read(20)[18], 2)
+    rc, out, err = k.kt("audit", "--state", fresh, "--limit", "2")
+    C.check("restore then audit --state (the README's check of a backup): the newest rows",
+            rc == 0 and out.count("\n") == 2, (rc, out, err))
     C.eq("restore: every row", sql(fresh, "SELECT count(*) FROM audit"), [(51,)])
     C.eq("restore: mode 0600",
          stat.S_IMODE(os.stat(os.path.join(fresh, "authority.db")).st_mode), 0o600)

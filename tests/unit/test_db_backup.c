@@ -59,6 +59,19 @@ count_in(const char *path, const char *sql)
 	return n;
 }
 
+/* Byte 18 of the file's header: 1 for a rollback journal, 2 for WAL. */
+static int
+header_journal_byte(const char *path)
+{
+	unsigned char h[20];
+	FILE *f = fopen(path, "rb");
+	size_t n = f != NULL ? fread(h, 1, sizeof(h), f) : 0;
+
+	if (f != NULL)
+		fclose(f);
+	return n == sizeof(h) ? h[18] : -1;
+}
+
 struct writer {
 	char *path;
 	int done;
@@ -144,6 +157,10 @@ test_restore(void)
 	ASSERT_EQ(stat(fresh, &st), 0);
 	ASSERT_EQ(st.st_mode & 0777, 0600);
 	ASSERT_EQ(count_in(fresh, "SELECT count(*) FROM audit"), before);
+	/* In the server's WAL mode again, so a reader may open it as it is. */
+	ASSERT_EQ(header_journal_byte(fresh), 2);
+	ASSERT_EQ(db_open_path(fresh, &ro, &db), 0);
+	db_close(db);
 	ASSERT_EQ(db_open_path(fresh, NULL, &db), 0);
 	ASSERT_EQ(db_check_integrity(db), 0);
 
