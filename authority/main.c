@@ -48,6 +48,7 @@
 #include "server/loop.h"
 #include "server/loops.h"
 #include "auth/faildelay.h"
+#include "core/ratelimit.h"
 #include "core/errors.h"
 #include "store/db.h"
 
@@ -834,8 +835,9 @@ main(int argc, char **argv)
 		goto out;
 	status = EXIT_RUNTIME;
 	/* Loops wake each other (stop, reload acks): libevent must lock. */
-	if (evthread_use_pthreads() != 0 || faildelay_new(&a.faildelay) != 0) {
-		log_error(&a.log, "cannot set up threads or randomness");
+	if (evthread_use_pthreads() != 0 || faildelay_new(&a.faildelay) != 0 ||
+	    (a.verify_limit = ratelimit_new()) == NULL) {
+		log_error(&a.log, "cannot set up threads, randomness or memory");
 		goto out;
 	}
 	raise_nofile(&a.log);
@@ -890,6 +892,7 @@ out:
 	authority_domains_free(&a);
 	demo_pam_env_free(a.pam_env);
 	faildelay_free(a.faildelay);
+	ratelimit_free(a.verify_limit);
 	config_free(a.cfg);
 	sdnotify_close(&a.notify);
 	syslog_out_close(&a.access_syslog);

@@ -32,6 +32,7 @@
 #include "core/errors.h"
 #include "api/pages.h"
 #include "api/discovery.h"
+#include "api/verify.h"
 
 #define GET_HEAD (REQ_M_GET | REQ_M_HEAD)
 
@@ -53,6 +54,9 @@ static const struct route routes[] = {
 	{ PATH_API_CERT, REQ_M_POST, ROUTE_ORIGIN | ROUTE_AUTH | ROUTE_CSRF | ROUTE_JSON_BODY,
 	  NULL, api_certificate },
 	{ PATH_HEALTH, GET_HEAD, 0, api_health, NULL },
+	/* Server to server, any Host: no domain, no Origin, no session; it
+	 * changes nothing, so there is nothing to forge. */
+	{ PATH_VERIFY, REQ_M_POST, ROUTE_PERSONA, api_verify, NULL },
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -289,6 +293,8 @@ router_dispatch(struct req *r)
 		req_reply_error(r, REQ_ERR_NOT_FOUND);
 		return;
 	}
+	if (rt->flags & ROUTE_PERSONA)
+		r->shape = REQ_SHAPE_PERSONA;
 	allowed = rt->methods;
 	if (allowed & REQ_M_GET)
 		allowed |= REQ_M_HEAD;
@@ -315,7 +321,7 @@ out:
 int
 router_self_check(void)
 {
-	unsigned checked = 0;
+	unsigned checked = ROUTE_PERSONA; /* a reply shape: nothing to check */
 	size_t i;
 
 	for (i = 0; i < NPREFLIGHTS; i++)

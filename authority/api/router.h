@@ -36,6 +36,10 @@ struct signin_session;
 	                       * application/json within LIMIT_BODY_BYTES:
 	                       * 415 / 413 / 400 */
 
+#define ROUTE_PERSONA 0x20    /* no check: every error of the route, the
+	                       * router's own included (405), is written in
+	                       * Persona's shape (edge/req.h REQ_SHAPE_PERSONA) */
+
 /* A handler answers exactly once, now or later (see edge/req.h). */
 typedef void (*route_handler)(struct req *r);
 /* A session handler gets the session ROUTE_AUTH found, for the call only

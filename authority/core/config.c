@@ -187,6 +187,11 @@ static const struct config_key config_keys[] = {
 	  "failed sign-ins per client address (IPv6: its /64) per window before 429" },
 	{ "throttle_addr_window", SCOPE_GLOBAL, set_int, "900", 1, LIMIT_THROTTLE_WINDOW_S_MAX,
 	  G(throttle_addr_window_s), 0, "seconds of the per-address window" },
+	{ "verify_rate", SCOPE_GLOBAL, set_int, "50", 1, LIMIT_VERIFY_RATE_MAX, G(verify_rate), 0,
+	  "POST /verify requests per second one client address (IPv6: its /64) may make, "
+	  "after its verify_burst; beyond, 429 with Retry-After" },
+	{ "verify_burst", SCOPE_GLOBAL, set_int, "100", 1, LIMIT_VERIFY_RATE_MAX,
+	  G(verify_burst), 0, "POST /verify requests one client address may make at once" },
 	{ "key_dir", SCOPE_DOMAIN, set_path, NULL, 0, 0, D(key_dir), 1,
 	  "directory with the domain's current.pem (and previous.pem), as vep-keytool writes it" },
 	{ "public_url", SCOPE_DOMAIN, set_url, NULL, 0, 0, D(public_url), 0,

@@ -99,6 +99,8 @@ struct config {
 	long pam_user_case_insensitive; /* the PAM backend ignores case in user names */
 	long throttle_addr_max;     /* failed sign-ins per client address per window */
 	long throttle_addr_window_s;
+	long verify_rate;           /* POST /verify requests per second per client */
+	long verify_burst;          /* ... and at once */
 	struct config_domain *domains; /* in file order; the first is the default */
 	size_t ndomains;
 };

@@ -88,5 +88,6 @@
 #define LIMIT_EMBED_ORIGINS_BYTES 1024    /* their canonical list, spaces included */
 #define LIMIT_DB_MAX_MIB 1048576          /* 1 TiB */
 #define LIMIT_WORKERS_MAX 256
+#define LIMIT_VERIFY_RATE_MAX 1000000    /* verify_rate, verify_burst */
 
 #endif

@@ -26,6 +26,8 @@
 
 /* Operations (public, says only ok or not). */
 #define PATH_HEALTH "/healthz"
+/* Persona's remote verifier contract (api/verify.h). */
+#define PATH_VERIFY "/verify"
 
 /* Link relations (compared case-sensitively, RFC 7033 section 4.4.4.1). */
 #define REL_LRDD "lrdd"

@@ -833,12 +833,13 @@ req_raw_reply(char *buf, size_t buflen, int err, const char *message, const char
 {
 	const char *fixed;
 	const struct req_error_row *e = error_row(err, &fixed);
-	char body[160];
+	char body[320];
 	int n, m;
 
 	if (message == NULL || e->status >= 500 || strpbrk(message, "\"\\") != NULL)
 		message = fixed;
-	n = snprintf(body, sizeof(body), "{\"error\":\"%s\"}", message);
+	n = snprintf(body, sizeof(body),
+	    "{\"error\":\"%s\",\"status\":\"failure\",\"reason\":\"%s\"}", message, message);
 	if (n < 0 || (size_t)n >= sizeof(body))
 		return 0;
 	m = snprintf(buf, buflen,
@@ -1180,11 +1181,15 @@ req_reply_error(struct req *r, int err)
 {
 	const char *message;
 	const struct req_error_row *e = error_row(err, &message);
-	char body[128];
+	char body[192];
 	int n;
 
 	/* The table's messages need no escaping. */
-	n = snprintf(body, sizeof(body), "{\"error\":\"%s\"}", message);
+	if (r->shape == REQ_SHAPE_PERSONA)
+		n = snprintf(body, sizeof(body), "{\"status\":\"failure\",\"reason\":\"%s\"}",
+		    message);
+	else
+		n = snprintf(body, sizeof(body), "{\"error\":\"%s\"}", message);
 	req_reply(r, e->status, "application/json", body, (size_t)n, 0);
 }
 
@@ -1212,7 +1217,9 @@ req_reply_error_text(struct req *r, int err, const char *message)
 
 	/* A 5xx names no details, whatever the caller had to say. */
 	if (message == NULL || message[0] == '\0' || e->status >= 500 ||
-	    (o = json_pack("{ss}", "error", message)) == NULL) {
+	    (o = r->shape == REQ_SHAPE_PERSONA
+	    ? json_pack("{ssss}", "status", "failure", "reason", message)
+	    : json_pack("{ss}", "error", message)) == NULL) {
 		req_reply_error(r, err);
 		return;
 	}

@@ -59,6 +59,15 @@ enum req_method {
 /* Room for an IPv6 address as text. */
 #define REQ_ADDR_BUFSZ 64
 
+/* How a request's errors are written. Persona's verifier contract
+ * (POST /verify) has its own error body, which its client libraries read:
+ * {"status":"failure","reason":MESSAGE}. Status and message still come from
+ * the one table. */
+enum req_shape {
+	REQ_SHAPE_ERROR = 0,     /* {"error":MESSAGE} */
+	REQ_SHAPE_PERSONA = 1,   /* {"status":"failure","reason":MESSAGE} */
+};
+
 /* Reply flags. */
 #define REQ_F_CACHE 0x1   /* Cache-Control: public, max-age=<max_age>; else no-store */
 #define REQ_F_CORS 0x2    /* Access-Control-Allow-Origin: * (public documents only) */
@@ -108,6 +117,7 @@ struct req {
 	struct timespec start;       /* monotonic, for the access log */
 	char client_addr[REQ_ADDR_BUFSZ]; /* peer IP as text ("unknown" if none) */
 	struct json_t *body;         /* owned: the JSON object (ROUTE_JSON_BODY) */
+	int shape;                   /* enum req_shape: how its errors are written */
 };
 
 /* A request of loop l: takes h and body (len bytes, may be NULL when 0;
@@ -191,14 +201,16 @@ void req_scan_init(struct req_scan *s);
 int req_scan_feed(struct req_scan *s, const unsigned char *p, size_t n);
 
 /* Room for req_raw_reply's answer. */
-#define REQ_RAW_BUFSZ 768
+#define REQ_RAW_BUFSZ 1024
 
 /* Writes a whole HTTP/1.1 answer for err (any code, as req_reply_error)
  * into buf (buflen bytes, at least REQ_RAW_BUFSZ), for edge/conn.c to send
  * where there is no request to answer through (a refused connection or
  * request): the table's status, a JSON body {"error": message} (the
  * table's message when NULL or for a 5xx; a fixed public text without
- * quotes or backslashes), Content-Length computed from that body,
+ * quotes or backslashes) that also carries Persona's shape
+ * ({"error":M,"status":"failure","reason":M}: the route, and so which shape
+ * the client reads, is not known yet), Content-Length computed from that body,
  * Connection: close, Cache-Control: no-store and the security headers of
  * req_reply (Strict-Transport-Security: hsts, unless NULL), plus extra
  * (whole header lines ending in CRLF, or NULL). Returns its length, 0 when it does not fit. */

@@ -28,6 +28,7 @@
 
 struct event;
 struct faildelay;
+struct ratelimit;
 struct keeper;
 struct loop;
 
@@ -39,6 +40,7 @@ struct authority {
 	struct log log;              /* where diagnostics go (stderr) */
 	struct domain_set *_Atomic domains; /* owned: served domains (authority_domains) */
 	struct faildelay *faildelay; /* owned: when failed sign-ins are answered */
+	struct ratelimit *verify_limit; /* owned: POST /verify per client (core/ratelimit.h) */
 	struct keeper *keeper;       /* owned: the key process (keyproc/keeper.h) */
 	config_maker_fn make_cfg;  /* how configuration text becomes a config */
 	void *make_cfg_arg;

@@ -121,7 +121,8 @@ c.eq("over max_connections: one answer", len(rs), 1)
 if rs:
     ours("over max_connections", rs[0], 503)
     c.eq("over max_connections: exactly the declared bytes, nothing more",
-         got.partition(b"\r\n\r\n")[2], b'{"error":"service unavailable"}')
+         got.partition(b"\r\n\r\n")[2], (b'{"error":"service unavailable",'
+                                              b'"status":"failure","reason":"service unavailable"}'))
     c.eq("over max_connections: Retry-After", rs[0].header("Retry-After"), "1")
 c.check("over max_connections: closed", closed)
 for x in held:
