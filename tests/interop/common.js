@@ -2,7 +2,8 @@
  * common.js - shared by the interop tests: loading Mozilla's libraries
  * (exit 77 when node_modules is missing, the only skip), promise wrappers
  * around browserid-crypto, running vep-keytool, and Mozilla's verifier with
- * a support document served through its httpRequest option.
+ * a support document served through its httpRequest option, and starting
+ * the real vep-authority --demo.
  */
 'use strict';
 const fs = require('fs');
@@ -10,6 +11,7 @@ const os = require('os');
 const path = require('path');
 const http = require('http');
 const { spawnSync } = require('child_process');
+const { spawnPrivateTmp } = require('../private-tmp.js');
 
 const HERE = __dirname;
 if (!fs.existsSync(path.join(HERE, 'node_modules', 'browserid-crypto', 'libs', 'minimal.js'))) {
@@ -22,6 +24,9 @@ require('browserid-crypto/lib/algs/ds');
 const Verifier = require('browserid-local-verify');
 
 const KEYTOOL = process.env.VEP_KEYTOOL;
+const AUTHORITY = process.env.VEP_AUTHORITY;
+/* How long the server may take to print its address (ms). */
+const START_TIMEOUT_MS = 15000;
 
 function p(fn) {
   return new Promise((resolve, reject) => fn((err, v) => (err ? reject(err) : resolve(v))));
@@ -75,6 +80,25 @@ function localHttpRequest(port) {
   };
 }
 
+/* Starts the real vep-authority --demo (example.test) with state directory
+ * state on 127.0.0.1, port 0; resolves with {proc, port}. A key already in
+ * state/keys/example.test is the one it serves. */
+function startDemo(state) {
+  return new Promise((resolve, reject) => {
+    const proc = spawnPrivateTmp([AUTHORITY, '--demo', '--state', state, '--listen',
+      '127.0.0.1:0'], [state], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = ''; let err = '';
+    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error('no address printed: ' + err)); }, START_TIMEOUT_MS);
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening on http:\/\/([0-9.]+):(\d+)/.exec(out);
+      if (m) { clearTimeout(timer); resolve({ proc, port: Number(m[2]) }); }
+    });
+    proc.stderr.on('data', (d) => { err += d; });
+    proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`exited ${code}: ${err}`)); });
+  });
+}
+
 /* A minimal reporter: "N passed, N failed", exit 0/1. */
 function reporter() {
   let passed = 0; let failed = 0;
@@ -91,5 +115,5 @@ function reporter() {
 
 module.exports = {
   jwcrypto, Verifier, KEYTOOL, keypair, signAssertion, signCert, tmpdir, keytool,
-  mozVerify, localHttpRequest, reporter,
+  mozVerify, localHttpRequest, reporter, AUTHORITY, startDemo,
 };

@@ -6,8 +6,8 @@
  * (jsbn's keygen takes seconds) and are loaded into browserid-crypto with
  * their CRT parameters; all signing is done by browserid-crypto.
  *
- * Exports generate() -> {doc, domainPublic, fixtures: [{name, backed, cert,
- * audience, valid, certValid}]}. Run directly, writes them to DIR.
+ * Exports generate() -> {doc, domainPem, now, cert(user, email, iss, iat, exp)
+ * (signs with the domain key), fixtures: [{name, backed, cert, audience, valid, certValid}]}. Run directly, writes them to DIR.
  */
 'use strict';
 const crypto = require('crypto');
@@ -101,7 +101,10 @@ async function generate() {
   add('tampered certificate', tampered, await c.signAssertion(dsUser.secretKey, AUD, now + 2 * MIN), false, false);
   const other = await c.keypair('DS', 128);
   add('assertion by another key', dsCert, await c.signAssertion(other.secretKey, AUD, now + 2 * MIN), false, true);
-  return { doc, fixtures };
+  /* The domain's private key as PEM, for a server that must verify with it
+   * (test_verify_endpoint.js). */
+  const domainPem = domain.nodeKey.export({ type: 'pkcs8', format: 'pem' });
+  return { doc, fixtures, domainPem, now, cert };
 }
 
 module.exports = { generate, DOMAIN, AUD };

@@ -13,14 +13,10 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { spawnPrivateTmp } = require('../private-tmp.js');
 const c = require('./common.js');
 
-const AUTHORITY = process.env.VEP_AUTHORITY;
 const DOMAIN = 'example.test';
 const AUD = 'https://rp.example';
-/* How long the server may take to print its address (ms). */
-const START_TIMEOUT_MS = 15000;
 
 /* One JSON request to the running authority: {status, headers, body}. */
 function api(port, method, p, obj, headers) {
@@ -43,31 +39,15 @@ function api(port, method, p, obj, headers) {
   });
 }
 
-function startAuthority(state) {
-  return new Promise((resolve, reject) => {
-    const proc = spawnPrivateTmp([AUTHORITY, '--demo', '--state', state, '--listen',
-      '127.0.0.1:0'], [state], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = ''; let err = '';
-    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error('no address printed: ' + err)); }, START_TIMEOUT_MS);
-    proc.stdout.on('data', (d) => {
-      out += d;
-      const m = /listening on http:\/\/([0-9.]+):(\d+)/.exec(out);
-      if (m) { clearTimeout(timer); resolve({ proc, port: Number(m[2]) }); }
-    });
-    proc.stderr.on('data', (d) => { err += d; });
-    proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`exited ${code}: ${err}`)); });
-  });
-}
-
 (async () => {
   const t = c.reporter();
-  if (!AUTHORITY || !fs.existsSync(AUTHORITY)) {
+  if (!c.AUTHORITY || !fs.existsSync(c.AUTHORITY)) {
     t.check(false, 'VEP_AUTHORITY names the vep-authority binary');
     t.done();
   }
   const dir = c.tmpdir();
   const state = path.join(dir, 'state');
-  const { proc, port } = await startAuthority(state);
+  const { proc, port } = await c.startDemo(state);
   try {
     const keydir = path.join(state, 'keys', DOMAIN);
     const httpRequest = c.localHttpRequest(port);
