@@ -96,7 +96,7 @@ kt_get_doc(const struct kt_source *src, int depth, const char *domain,
 			kt_err("%s: cannot build a lookup URL", src->fetch_url);
 			return r;
 		}
-		r = kt_fetch(url, &src->fetch, text, len, why, sizeof why);
+		r = fetch_get(url, &src->fetch, text, len, NULL, why, sizeof why);
 		if (r != 0)
 			kt_err("%s: %s", url, why);
 		return r;

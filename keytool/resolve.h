@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "fetch.h"
+#include "remote/fetch.h"
 #include "kt.h"
 #include "support.h"
 
@@ -20,7 +20,7 @@ struct kt_doc_file {
 
 struct kt_source {
 	const char *fetch_url;                 /* NULL: use files */
-	struct kt_fetch_opts fetch;
+	struct fetch_opts fetch;
 	struct kt_doc_file files[KT_MAX_DOC_FILES];
 	size_t nfiles;
 };

@@ -1,6 +1,7 @@
 /*
- * fetch.c - the keytool's HTTP client, on libevent's evhttp (plain) and
- * bufferevent_openssl (TLS). One request per event base, run to completion.
+ * remote/fetch.c - the HTTP client of vep-keytool and of the authority's
+ * remote verifier, on libevent's evhttp (plain) and bufferevent_openssl
+ * (TLS). One request per event base, run to completion.
  *
  * Owns the transport rules a relying party applies to support documents:
  * never follow a redirect, refuse anything but 200 application/json, cap
@@ -24,10 +25,13 @@
 #include <openssl/x509v3.h>
 
 #include "err.h"
-#include "fetch.h"
+#include "remote/fetch.h"
+
+/* The longest max-age taken from an answer (seconds). */
+#define FETCH_MAX_AGE_CAP_S 86400L
 
 /* Longest request target (path + query) we send (bytes). */
-#define KT_FETCH_MAX_TARGET 2048
+#define FETCH_MAX_TARGET 2048
 
 struct fetch_ctx {
 	struct event_base *base;
@@ -39,6 +43,8 @@ struct fetch_ctx {
 	size_t len;
 	char *why;
 	size_t whylen;
+	size_t max_body;
+	long max_age;          /* Cache-Control max-age, -1 none */
 };
 
 static const struct {
@@ -72,6 +78,31 @@ fetch_error_cb(enum evhttp_request_error code, void *arg)
 		snprintf(ctx->why, ctx->whylen, "TLS: %s", buf);
 	} else
 		snprintf(ctx->why, ctx->whylen, "%s", why);
+}
+
+/* The max-age of a Cache-Control value in seconds: -1 when it names none,
+ * 0 when it forbids keeping the answer (no-store, no-cache), capped at a
+ * day (what a verifier keeps longer it can fetch again). */
+static long
+cache_max_age(const char *cc)
+{
+	const char *p;
+	long v = -1;
+
+	if (cc == NULL)
+		return -1;
+	if (strcasestr(cc, "no-store") != NULL || strcasestr(cc, "no-cache") != NULL)
+		return 0;
+	if ((p = strcasestr(cc, "max-age=")) != NULL) {
+		p += 8;
+		if (*p < '0' || *p > '9')
+			return -1;
+		for (v = 0; *p >= '0' && *p <= '9' && v <= FETCH_MAX_AGE_CAP_S; p++)
+			v = v * 10 + (*p - '0');
+		if (v > FETCH_MAX_AGE_CAP_S)
+			v = FETCH_MAX_AGE_CAP_S;
+	}
+	return v;
 }
 
 static void
@@ -109,9 +140,11 @@ fetch_done_cb(struct evhttp_request *req, void *arg)
 		snprintf(ctx->why, ctx->whylen, "Content-Type is not application/json");
 		return;
 	}
+	ctx->max_age = cache_max_age(evhttp_find_header(evhttp_request_get_input_headers(req),
+	    "Cache-Control"));
 	in = evhttp_request_get_input_buffer(req);
 	n = evbuffer_get_length(in);
-	if (n > KT_FETCH_MAX_BODY_BYTES) {
+	if (n > ctx->max_body) {
 		ctx->err = VEP_ERR_TOOBIG;
 		snprintf(ctx->why, ctx->whylen, "response too large");
 		return;
@@ -161,8 +194,8 @@ fail:
 }
 
 int
-kt_fetch(const char *url, const struct kt_fetch_opts *o, char **body,
-    size_t *len, char *why, size_t whylen)
+fetch_get(const char *url, const struct fetch_opts *o, char **body, size_t *len,
+    long *max_age_s, char *why, size_t whylen)
 {
 	struct fetch_ctx ctx;
 	struct evhttp_uri *uri = NULL;
@@ -172,17 +205,22 @@ kt_fetch(const char *url, const struct kt_fetch_opts *o, char **body,
 	SSL_CTX *sctx = NULL;
 	SSL *ssl = NULL;
 	const char *scheme, *host, *path, *query;
-	char target[KT_FETCH_MAX_TARGET], hosthdr[300];
+	char target[FETCH_MAX_TARGET], hosthdr[300];
 	struct timeval guard;
 	int port, https, n, r;
 
 	*body = NULL;
 	*len = 0;
+	if (max_age_s != NULL)
+		*max_age_s = -1;
 	if (whylen > 0)
 		why[0] = '\0';
 	memset(&ctx, 0, sizeof ctx);
 	ctx.why = why;
 	ctx.whylen = whylen;
+	ctx.max_age = -1;
+	ctx.max_body = o->max_body > 0 && o->max_body < FETCH_MAX_BODY_BYTES ? o->max_body
+	    : FETCH_MAX_BODY_BYTES;
 	if ((uri = evhttp_uri_parse_with_flags(url, 0)) == NULL ||
 	    (scheme = evhttp_uri_get_scheme(uri)) == NULL ||
 	    (host = evhttp_uri_get_host(uri)) == NULL || host[0] == '\0') {
@@ -257,8 +295,8 @@ kt_fetch(const char *url, const struct kt_fetch_opts *o, char **body,
 	}
 	evhttp_connection_set_timeout(conn, o->timeout_s);
 	evhttp_connection_set_retries(conn, 0);
-	evhttp_connection_set_max_body_size(conn, KT_FETCH_MAX_BODY_BYTES);
-	evhttp_connection_set_max_headers_size(conn, KT_FETCH_MAX_HEADER_BYTES);
+	evhttp_connection_set_max_body_size(conn, (ev_ssize_t)ctx.max_body);
+	evhttp_connection_set_max_headers_size(conn, FETCH_MAX_HEADER_BYTES);
 	if ((req = evhttp_request_new(fetch_done_cb, &ctx)) == NULL) {
 		r = VEP_ERR_NOMEM;
 		goto out;
@@ -267,7 +305,8 @@ kt_fetch(const char *url, const struct kt_fetch_opts *o, char **body,
 	hdrs = evhttp_request_get_output_headers(req);
 	evhttp_add_header(hdrs, "Host", hosthdr);
 	evhttp_add_header(hdrs, "Accept", "application/json");
-	evhttp_add_header(hdrs, "User-Agent", "vep-keytool");
+	evhttp_add_header(hdrs, "User-Agent",
+	    o->user_agent != NULL ? o->user_agent : "vep-keytool");
 	evhttp_add_header(hdrs, "Connection", "close");
 	if (evhttp_make_request(conn, req, EVHTTP_REQ_GET, target) != 0) {
 		/* evhttp freed the request on failure. */
@@ -275,9 +314,9 @@ kt_fetch(const char *url, const struct kt_fetch_opts *o, char **body,
 		r = VEP_ERR_IO;
 		goto out;
 	}
-	/* A backstop over evhttp's per-operation timeout: the whole fetch
-	 * (connect, TLS, headers, body) ends within timeout + 1 s. */
-	guard.tv_sec = o->timeout_s + 1;
+	/* Over evhttp's per-operation timeout: the whole fetch (connect, TLS,
+	 * headers, body) ends within total_s, however slowly the bytes come. */
+	guard.tv_sec = o->total_s > 0 ? o->total_s : o->timeout_s + 1;
 	guard.tv_usec = 0;
 	event_base_loopexit(ctx.base, &guard);
 	event_base_dispatch(ctx.base);
@@ -292,6 +331,8 @@ kt_fetch(const char *url, const struct kt_fetch_opts *o, char **body,
 	}
 	*body = ctx.body;
 	*len = ctx.len;
+	if (max_age_s != NULL)
+		*max_age_s = ctx.max_age;
 	ctx.body = NULL;
 	r = 0;
 out:
