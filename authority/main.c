@@ -49,6 +49,7 @@
 #include "server/loops.h"
 #include "auth/faildelay.h"
 #include "core/ratelimit.h"
+#include "remote/cache.h"
 #include "core/errors.h"
 #include "store/db.h"
 
@@ -836,7 +837,8 @@ main(int argc, char **argv)
 	status = EXIT_RUNTIME;
 	/* Loops wake each other (stop, reload acks): libevent must lock. */
 	if (evthread_use_pthreads() != 0 || faildelay_new(&a.faildelay) != 0 ||
-	    (a.verify_limit = ratelimit_new()) == NULL) {
+	    (a.verify_limit = ratelimit_new()) == NULL ||
+	    (a.remote_cache = remote_cache_new()) == NULL) {
 		log_error(&a.log, "cannot set up threads, randomness or memory");
 		goto out;
 	}
@@ -893,6 +895,7 @@ out:
 	demo_pam_env_free(a.pam_env);
 	faildelay_free(a.faildelay);
 	ratelimit_free(a.verify_limit);
+	remote_cache_free(a.remote_cache);
 	config_free(a.cfg);
 	sdnotify_close(&a.notify);
 	syslog_out_close(&a.access_syslog);

@@ -21,6 +21,8 @@
 #include "email.h"
 #include "err.h"
 #include "keydir.h"
+#include "remote/remote.h"
+#include "server/loop.h"
 #include "server/shared.h"
 #include "util.h"
 
@@ -219,8 +221,9 @@ email_domain(const struct domain_set *set, const vep_backed *b)
 	return d;
 }
 
-/* The verdict on in: 0 and the parsed assertion in *out, or a VEP code
- * with *reason the public text of the refusal. */
+/* The verdict on in for a domain served here: 0 and the parsed assertion
+ * in *out, or a VEP code with *reason the public text of the refusal;
+ * SRV_ERR_NOT_SERVED when the email's domain is not served here. */
 static int
 verdict(struct req *r, const struct verify_input *in, vep_backed **out, const char **reason)
 {
@@ -280,6 +283,35 @@ reply_okay(struct req *r, const vep_backed *b)
 	json_decref(o);
 }
 
+/* A remote verification's verdict (remote/remote.h), in the loop. */
+static void
+on_remote(struct remote_result *res, void *arg)
+{
+	struct req *r = arg;
+
+	if (res->rc == VEP_ERR_NOMEM)
+		req_reply_error(r, REQ_ERR_INTERNAL);
+	else if (res->rc != 0)
+		reply_failure(r, res->reason[0] != '\0' ? res->reason : vep_strerror(res->rc));
+	else
+		reply_okay(r, res->backed);
+}
+
+/* Hands in to the remote verifier, which answers r later. */
+static void
+verify_remote(struct req *r, const struct verify_input *in)
+{
+	int rc = remote_verify(r->loop->remote, in->assertion, in->audience, authority_cfg(r->a),
+	    on_remote, r);
+
+	if (rc == SRV_ERR_BUSY) {
+		req_add_header(r, "Retry-After", "1");
+		req_reply_error_text(r, rc, "too many remote verifications in progress");
+	} else if (rc != 0) {
+		req_reply_error(r, REQ_ERR_INTERNAL);
+	}
+}
+
 /* 0 when the client may verify now; else answers 429 and returns 1. */
 static int
 rate_limited(struct req *r)
@@ -319,6 +351,11 @@ api_verify(struct req *r)
 		return;
 	}
 	rc = verdict(r, &in, &b, &reason);
+	if (rc == SRV_ERR_NOT_SERVED && authority_cfg(r->a)->verify_remote) {
+		verify_remote(r, &in);
+		input_clear(&in);
+		return;
+	}
 	input_clear(&in);
 	if (rc == VEP_ERR_NOMEM) {
 		req_reply_error(r, REQ_ERR_INTERNAL);

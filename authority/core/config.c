@@ -64,6 +64,10 @@ static int set_origins(const struct config_key *, void *, const char *, const ch
     size_t);
 static int set_authority(const struct config_key *, void *, const char *, const char *, char *,
     size_t);
+static int set_addr_text(const struct config_key *, void *, const char *, const char *, char *,
+    size_t);
+static int set_connect_map(const struct config_key *, void *, const char *, const char *,
+    char *, size_t);
 
 #define G(m) offsetof(struct config, m)
 #define D(m) offsetof(struct config_domain, m)
@@ -192,6 +196,27 @@ static const struct config_key config_keys[] = {
 	  "after its verify_burst; beyond, 429 with Retry-After" },
 	{ "verify_burst", SCOPE_GLOBAL, set_int, "100", 1, LIMIT_VERIFY_RATE_MAX,
 	  G(verify_burst), 0, "POST /verify requests one client address may make at once" },
+	{ "verify_remote", SCOPE_GLOBAL, set_bool, "no", 0, 0, G(verify_remote), 0,
+	  "yes or no: whether POST /verify also checks assertions of other domains, "
+	  "discovering their keys over HTTPS" },
+	{ "verify_remote_timeout", SCOPE_GLOBAL, set_int, "5", 1, LIMIT_REMOTE_TIMEOUT_S_MAX,
+	  G(verify_remote_timeout_s), 0,
+	  "seconds a support document fetch may spend connecting, and waiting for each read "
+	  "or write" },
+	{ "verify_remote_total", SCOPE_GLOBAL, set_int, "10", 1, LIMIT_REMOTE_TIMEOUT_S_MAX,
+	  G(verify_remote_total_s), 0,
+	  "seconds one remote verification may take in all, every delegation's fetch included" },
+	{ "verify_remote_cafile", SCOPE_GLOBAL, set_path, NULL, 0, 0, G(verify_remote_cafile), 0,
+	  "PEM file of the certificate authorities trusted for other domains' HTTPS "
+	  "(default: the system's)" },
+	{ "verify_remote_allow", SCOPE_GLOBAL, set_addr_text, NULL, 0, 0,
+	  G(verify_remote_allow), 0,
+	  "addresses or prefixes (ADDR[/BITS], separated by spaces or commas) that discovery "
+	  "may connect to although loopback, private, link-local or otherwise not public" },
+	{ "verify_remote_connect", SCOPE_GLOBAL, set_connect_map, NULL, 0, 0,
+	  G(verify_remote_connect), 0,
+	  "HOST=ADDR:PORT entries (spaces or commas between): discovery for HOST connects to "
+	  "ADDR:PORT instead (testing, split DNS); TLS still checks HOST's certificate" },
 	{ "key_dir", SCOPE_DOMAIN, set_path, NULL, 0, 0, D(key_dir), 1,
 	  "directory with the domain's current.pem (and previous.pem), as vep-keytool writes it" },
 	{ "public_url", SCOPE_DOMAIN, set_url, NULL, 0, 0, D(public_url), 0,
@@ -522,6 +547,82 @@ set_proxies(const struct config_key *k, void *field, const char *text, const cha
 	return VEP_OK;
 }
 
+/* An address list (edge/proxy.h's syntax), kept as the text given: the
+ * remote verifier's threads parse their own copy, since a reload may free
+ * this configuration while they run. */
+static int
+set_addr_text(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	struct proxy_list *l;
+	int rc;
+
+	if ((rc = proxy_list_parse(text, &l, why, whylen)) != 0)
+		return rc;
+	proxy_list_free(l);
+	return store_text(field, text, why, whylen);
+}
+
+/* Reads the entry of map at *p (advanced past it) into host, addr and port.
+ * Returns 1 for an entry, 0 at the end, -1 for a malformed one. */
+static int
+connect_entry(const char **p, char host[VEP_DOMAIN_MAX + 1], char addr[INET6_ADDRSTRLEN],
+    unsigned *port)
+{
+	char hp[VEP_DOMAIN_MAX + 1], ap[INET6_ADDRSTRLEN + 8];
+	int n = 0;
+
+	*p += strspn(*p, " ,\t");
+	if (**p == '\0')
+		return 0;
+	if (sscanf(*p, "%253[^= ,\t]=%53[^ ,\t]%n", hp, ap, &n) != 2 || n == 0 ||
+	    ((*p)[n] != '\0' && strchr(" ,\t", (*p)[n]) == NULL) || !vep_domain_valid(hp) ||
+	    config_parse_listen(ap, addr, INET6_ADDRSTRLEN, port) != 0 || *port == 0)
+		return -1;
+	*p += n;
+	memcpy(host, hp, sizeof hp);
+	vep_domain_lower(host);
+	return 1;
+}
+
+int
+config_connect_lookup(const char *map, const char *host, char addr[INET6_ADDRSTRLEN],
+    unsigned *port)
+{
+	char h[VEP_DOMAIN_MAX + 1];
+	const char *p = map;
+	int r;
+
+	while (map != NULL && (r = connect_entry(&p, h, addr, port)) == 1)
+		if (strcasecmp(h, host) == 0)
+			return 1;
+	return 0;
+}
+
+/* "HOST=ADDR:PORT" entries (config_connect_lookup), kept as the text given
+ * (see set_addr_text). */
+static int
+set_connect_map(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	char host[VEP_DOMAIN_MAX + 1], addr[INET6_ADDRSTRLEN];
+	const char *p = text;
+	unsigned port;
+	int r, count = 0;
+
+	while ((r = connect_entry(&p, host, addr, &port)) == 1) {
+		if (++count > LIMIT_REMOTE_CONNECT_MAX) {
+			whyf(why, whylen, "more than %d entries", LIMIT_REMOTE_CONNECT_MAX);
+			return VEP_ERR_TOOBIG;
+		}
+	}
+	if (r < 0 || count == 0) {
+		whyf(why, whylen, "entries must be HOST=IPv4-ADDRESS:PORT or HOST=[IPv6]:PORT");
+		return VEP_ERR_INVALID;
+	}
+	return store_text(field, text, why, whylen);
+}
+
 /* A host name browsers put in an origin as is: ASCII labels of 1-63
  * letters, digits and '-' (not at either end), at most 253 bytes, and a
  * last label that is not all digits (the browser would read "10.1" as an
@@ -809,6 +910,9 @@ config_free(struct config *cfg)
 	free(cfg->pam_service);
 	free(cfg->shim_origin);
 	free(cfg->embed_origins);
+	free(cfg->verify_remote_cafile);
+	free(cfg->verify_remote_allow);
+	free(cfg->verify_remote_connect);
 	free(cfg->tls_cert);
 	free(cfg->tls_key);
 	free(cfg->syslog_socket);

@@ -22,6 +22,7 @@
 #ifndef AUTHORITY_CORE_CONFIG_H
 #define AUTHORITY_CORE_CONFIG_H
 
+#include <netinet/in.h>
 #include <stddef.h>
 
 #include <stdio.h>
@@ -101,6 +102,13 @@ struct config {
 	long throttle_addr_window_s;
 	long verify_rate;           /* POST /verify requests per second per client */
 	long verify_burst;          /* ... and at once */
+	long verify_remote;         /* 1: /verify also checks other domains' assertions */
+	long verify_remote_timeout_s; /* per step of a support document fetch */
+	long verify_remote_total_s; /* one remote verification in all */
+	char *verify_remote_cafile; /* CAs for other domains' HTTPS, NULL: the system's */
+	char *verify_remote_allow;  /* addresses discovery may reach though not public
+	                             * (edge/proxy.h list syntax), or NULL */
+	char *verify_remote_connect; /* "HOST=ADDR:PORT ..." connect overrides, or NULL */
 	struct config_domain *domains; /* in file order; the first is the default */
 	size_t ndomains;
 };
@@ -154,6 +162,11 @@ const struct config_domain *config_find_domain(const struct config *cfg, const c
  * (outlen bytes), lowercase, without brackets. Returns 0 or
  * VEP_ERR_INVALID. */
 int config_url_host(const char *url, char *out, size_t outlen);
+
+/* Looks host (lowercase) up in a verify_remote_connect value (already
+ * validated, or NULL): 1 with its address (IP text) and port, else 0. */
+int config_connect_lookup(const char *map, const char *host, char addr[INET6_ADDRSTRLEN],
+    unsigned *port);
 
 /* The iss of the domain's certificates: its authority when it delegates,
  * else its own name. Borrowed. */

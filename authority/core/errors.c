@@ -26,6 +26,7 @@ static const struct {
 	{ SRV_ERR_DENIED, "wrong address or password" },
 	{ SRV_ERR_UNDECIDED, "PAM could not decide" },
 	{ SRV_ERR_UNRECORDED, "could not be recorded" },
+	{ SRV_ERR_BUSY, "too many in progress" },
 	{ REQ_ERR_BAD_REQUEST, "bad request" },
 	{ REQ_ERR_BAD_TARGET, "malformed request target" },
 	{ REQ_ERR_BAD_DOMAIN, "malformed domain parameter" },

@@ -30,6 +30,7 @@ enum srv_err {
 	SRV_ERR_DENIED = -203,     /* wrong address or password */
 	SRV_ERR_UNDECIDED = -204,  /* PAM could not decide: try again */
 	SRV_ERR_UNRECORDED = -205, /* no room to record it: not done */
+	SRV_ERR_BUSY = -206,       /* too much of this in flight: try again */
 };
 
 /* What a request did wrong, or what it gets instead of an answer: each is

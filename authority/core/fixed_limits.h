@@ -89,5 +89,8 @@
 #define LIMIT_DB_MAX_MIB 1048576          /* 1 TiB */
 #define LIMIT_WORKERS_MAX 256
 #define LIMIT_VERIFY_RATE_MAX 1000000    /* verify_rate, verify_burst */
+#define LIMIT_REMOTE_TIMEOUT_S_MAX 30     /* verify_remote_timeout, _total: a stop waits
+	                                   * for remote verifications in flight */
+#define LIMIT_REMOTE_CONNECT_MAX 64       /* entries of verify_remote_connect */
 
 #endif

@@ -94,6 +94,7 @@ static const struct {
 	{ SRV_ERR_DENIED, REQ_ERR_UNAUTHORIZED, "wrong address or password" },
 	{ SRV_ERR_UNDECIDED, REQ_ERR_UNAVAILABLE, NULL },
 	{ SRV_ERR_UNRECORDED, REQ_ERR_UNAVAILABLE, NULL },
+	{ SRV_ERR_BUSY, REQ_ERR_UNAVAILABLE, NULL },
 	/* The store: locked or full is an outage; anything else is broken. */
 	{ DB_ERR_BUSY, REQ_ERR_UNAVAILABLE, NULL },
 	{ DB_ERR_FULL, REQ_ERR_UNAVAILABLE, NULL },

@@ -28,6 +28,7 @@ struct event_base;
 struct issuance;
 struct keeper_chan;
 struct pam_client;
+struct remote;
 struct server;
 struct signin;
 
@@ -48,6 +49,8 @@ struct loop {
 	struct signin *signin;      /* owned: sign-in and sessions (auth/signin.h) */
 	struct issuance *issuance;  /* owned: certificates signed and recorded
 	                             * (issuance/issuance.h) */
+	struct remote *remote;      /* owned: other domains' assertions verified in
+	                             * threads (remote/remote.h) */
 	struct event *housekeeping; /* owned, loop 0 only */
 	struct event *ack;          /* owned: "I no longer use the old domain set" */
 	struct keeper_chan *keeper; /* borrowed: this loop's channel to the key process */

@@ -26,6 +26,7 @@
 #include "api/router.h"
 #include "edge/listener.h"
 #include "store/deferred.h"
+#include "remote/remote.h"
 
 /* Deletes dead rows, one bounded step per table per run: a backlog drains
  * over several runs instead of blocking the loop in one. */
@@ -161,6 +162,7 @@ loop_open(struct loop *l, char *err, size_t errlen)
 		return rc;
 	if (signin_new(l->a, l->base, l->db, l->writer, l->pam, &l->signin) != 0 ||
 	    issuance_new(l->base, l->writer, l->keeper, &l->a->log, &l->issuance) != 0 ||
+	    remote_new(l->base, l->a->remote_cache, &l->remote) != 0 ||
 	    (l->ack = event_new(l->base, -1, 0, on_ack, l)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return VEP_ERR_NOMEM;
@@ -211,6 +213,8 @@ loop_free(struct loop *l)
 	/* Writes still queued are made; their completions answer what they
 	 * can before the listener goes. */
 	writer_free(l->writer);
+	/* Remote verifications end within verify_remote_total; theirs too. */
+	remote_free(l->remote);
 	signin_free(l->signin);
 	issuance_free(l->issuance);
 	if (l->housekeeping != NULL)

@@ -29,6 +29,7 @@
 struct event;
 struct faildelay;
 struct ratelimit;
+struct remote_cache;
 struct keeper;
 struct loop;
 
@@ -41,6 +42,8 @@ struct authority {
 	struct domain_set *_Atomic domains; /* owned: served domains (authority_domains) */
 	struct faildelay *faildelay; /* owned: when failed sign-ins are answered */
 	struct ratelimit *verify_limit; /* owned: POST /verify per client (core/ratelimit.h) */
+	struct remote_cache *remote_cache; /* owned: other domains' support documents
+	                                    * (remote/cache.h) */
 	struct keeper *keeper;       /* owned: the key process (keyproc/keeper.h) */
 	config_maker_fn make_cfg;  /* how configuration text becomes a config */
 	void *make_cfg_arg;

@@ -181,6 +181,7 @@ static const struct {
 	{ SRV_ERR_DENIED, 401, "wrong address or password" },
 	{ SRV_ERR_UNDECIDED, 503, "service unavailable" },
 	{ SRV_ERR_UNRECORDED, 503, "service unavailable" },
+	{ SRV_ERR_BUSY, 503, "service unavailable" },
 	/* The store's: api/router.c's session check. */
 	{ DB_ERR_NOTFOUND, 500, "internal error" },
 	{ DB_ERR_EXPIRED, 500, "internal error" },

@@ -1,0 +1,370 @@
+/*
+ * remote/remote.c - other domains' assertions, verified in threads (see
+ * remote/remote.h).
+ */
+#include "remote/remote.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "core/config.h"
+#include "core/errors.h"
+#include "edge/proxy.h"
+#include "email.h"
+#include "err.h"
+#include "remote/addr.h"
+#include "remote/cache.h"
+#include "remote/fetch.h"
+#include "support.h"
+#include "util.h"
+
+#define WELL_KNOWN "/.well-known/browserid"
+#define USER_AGENT "vep-authority (BrowserID verifier)"
+
+/* What a job needs from the configuration, copied when it is asked for. */
+struct remote_params {
+	int timeout_s;
+	int total_s;
+	char *cafile;          /* owned, or NULL */
+	char *allow;           /* owned, or NULL */
+	char *connect;         /* owned, or NULL */
+};
+
+struct remote_job {
+	struct remote *rm;
+	struct remote_job *prev, *next;  /* rm's list */
+	pthread_t thread;
+	struct event *ev;                /* owned: the completion, on rm's base */
+	char *assertion;                 /* owned */
+	char *audience;                  /* owned */
+	struct remote_params p;
+	struct remote_result res;
+	remote_done done;
+	void *arg;
+};
+
+struct remote {
+	struct event_base *base;
+	struct remote_cache *cache;      /* borrowed */
+	struct remote_job *jobs;         /* in flight or completed, not yet reported */
+	size_t n;
+};
+
+int
+remote_new(struct event_base *base, struct remote_cache *cache, struct remote **out)
+{
+	struct remote *rm = calloc(1, sizeof *rm);
+
+	*out = NULL;
+	if (rm == NULL)
+		return VEP_ERR_NOMEM;
+	rm->base = base;
+	rm->cache = cache;
+	*out = rm;
+	return VEP_OK;
+}
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A job's deadline and where it connects: what one fetch needs. */
+struct hop_ctx {
+	const struct remote_params *p;
+	struct remote_cache *cache;
+	const struct proxy_list *allow;
+	int64_t deadline_ms;             /* monotonic */
+	struct remote_result *res;
+};
+
+/* Fetches host's support document (or takes it from the cache) into
+ * *text. On failure fills res->reason. */
+static int
+hop_doc(struct hop_ctx *h, const char *host, char **text, size_t *len)
+{
+	struct fetch_opts o;
+	char addr[INET6_ADDRSTRLEN], url[VEP_DOMAIN_MAX + 32], why[200];
+	unsigned port = 443;
+	int64_t left = h->deadline_ms - mono_ms();
+	long max_age = -1;
+	int rc;
+
+	if (remote_cache_get(h->cache, host, vep_now_ms(), text, len))
+		return 0;
+	if (left < 1000) {
+		snprintf(h->res->reason, sizeof h->res->reason,
+		    "timed out before fetching the support document of %s", host);
+		return VEP_ERR_IO;
+	}
+	if (!config_connect_lookup(h->p->connect, host, addr, &port) &&
+	    (rc = remote_addr_resolve(host, h->allow, addr, why, sizeof why)) != 0) {
+		snprintf(h->res->reason, sizeof h->res->reason, "%s", why);
+		return VEP_ERR_IO;
+	}
+	if (!remote_addr_allowed(addr, h->allow)) {
+		snprintf(h->res->reason, sizeof h->res->reason,
+		    "%s: address not allowed (see verify_remote_allow)", host);
+		return VEP_ERR_IO;
+	}
+	memset(&o, 0, sizeof o);
+	o.connect_host = addr;
+	o.connect_port = (int)port;
+	o.cafile = h->p->cafile;
+	o.timeout_s = h->p->timeout_s;
+	o.total_s = (int)(left / 1000);
+	o.max_body = REMOTE_MAX_DOC_BYTES;
+	o.user_agent = USER_AGENT;
+	snprintf(url, sizeof url, "https://%s" WELL_KNOWN, host);
+	if ((rc = fetch_get(url, &o, text, len, &max_age, why, sizeof why)) != 0) {
+		snprintf(h->res->reason, sizeof h->res->reason,
+		    "cannot fetch the support document of %s: %s", host, why);
+		return rc;
+	}
+	if (max_age > 0)
+		remote_cache_put(h->cache, host, *text, *len, vep_now_ms() + max_age * 1000);
+	return 0;
+}
+
+/* Resolves email_domain to its primary's document and issuer, as a
+ * relying party does (keytool/resolve.c does the same from files or a
+ * URL, reporting on stderr). */
+static int
+resolve(struct hop_ctx *h, const char *email_domain, struct vep_support **doc, char **issuer)
+{
+	char *chain[VEP_MAX_DELEGATIONS + 1] = { NULL };
+	struct vep_support *s = NULL;
+	char *text = NULL;
+	size_t len = 0, n = 0, i;
+	int rc;
+
+	*doc = NULL;
+	*issuer = NULL;
+	if ((chain[n++] = strdup(email_domain)) == NULL)
+		return VEP_ERR_NOMEM;
+	for (;;) {
+		const char *host = chain[n - 1];
+
+		if ((rc = hop_doc(h, host, &text, &len)) != 0)
+			goto out;
+		rc = vep_support_parse(text, len, &s);
+		free(text);
+		text = NULL;
+		if (rc != 0) {
+			snprintf(h->res->reason, sizeof h->res->reason,
+			    "the support document of %s is not valid: %s", host, vep_strerror(rc));
+			goto out;
+		}
+		if (s->disabled) {
+			snprintf(h->res->reason, sizeof h->res->reason,
+			    "%s has disabled BrowserID", host);
+			rc = VEP_ERR_DISABLED;
+			goto out;
+		}
+		if (s->authority == NULL)
+			break;
+		for (i = 0; i < n; i++) {
+			if (strcasecmp(chain[i], s->authority) == 0) {
+				snprintf(h->res->reason, sizeof h->res->reason,
+				    "delegation loop at %s", s->authority);
+				rc = VEP_ERR_DELEGATION;
+				goto out;
+			}
+		}
+		if (n == VEP_MAX_DELEGATIONS + 1) {
+			snprintf(h->res->reason, sizeof h->res->reason,
+			    "more than %d delegations from %s", VEP_MAX_DELEGATIONS, email_domain);
+			rc = VEP_ERR_DELEGATION;
+			goto out;
+		}
+		if ((chain[n] = strdup(s->authority)) == NULL) {
+			rc = VEP_ERR_NOMEM;
+			goto out;
+		}
+		vep_domain_lower(chain[n++]);
+		vep_support_free(s);
+		s = NULL;
+	}
+	if (s->nkeys == 0) {
+		snprintf(h->res->reason, sizeof h->res->reason,
+		    "the support document of %s has no key", chain[n - 1]);
+		rc = VEP_ERR_INVALID;
+		goto out;
+	}
+	*issuer = chain[n - 1];
+	chain[n - 1] = NULL;
+	*doc = s;
+	s = NULL;
+	rc = 0;
+out:
+	for (i = 0; i < n; i++)
+		free(chain[i]);
+	vep_support_free(s);
+	free(text);
+	return rc;
+}
+
+/* The whole verification of one job, in its thread. */
+static void
+job_verify(struct remote_job *j)
+{
+	struct remote_result *res = &j->res;
+	struct proxy_list *allow = NULL;
+	struct vep_support *doc = NULL;
+	struct hop_ctx h;
+	char *local = NULL, *domain = NULL, *issuer = NULL, why[128];
+	int rc;
+
+	if ((rc = vep_backed_parse(j->assertion, strlen(j->assertion), &res->backed)) != 0)
+		goto out;
+	if ((rc = vep_email_split(res->backed->cert->email, &local, &domain)) != 0)
+		goto out;
+	vep_domain_lower(domain);
+	if (j->p.allow != NULL && (rc = proxy_list_parse(j->p.allow, &allow, why,
+	    sizeof why)) != 0)
+		goto out;
+	h.p = &j->p;
+	h.cache = j->rm->cache;
+	h.allow = allow;
+	h.deadline_ms = mono_ms() + (int64_t)j->p.total_s * 1000;
+	h.res = res;
+	if ((rc = resolve(&h, domain, &doc, &issuer)) != 0)
+		goto out;
+	rc = vep_backed_verify(res->backed, j->audience, issuer,
+	    (const vep_key *const *)doc->keys, doc->nkeys, vep_now_ms());
+out:
+	res->rc = rc;
+	if (rc != 0) {
+		vep_backed_free(res->backed);
+		res->backed = NULL;
+	}
+	free(local);
+	free(domain);
+	free(issuer);
+	vep_support_free(doc);
+	proxy_list_free(allow);
+}
+
+static void *
+job_thread(void *arg)
+{
+	struct remote_job *j = arg;
+
+	job_verify(j);
+	/* The loop may run the completion (and free j) from here on. */
+	event_active(j->ev, EV_TIMEOUT, 0);
+	return NULL;
+}
+
+static void
+params_clear(struct remote_params *p)
+{
+	free(p->cafile);
+	free(p->allow);
+	free(p->connect);
+	memset(p, 0, sizeof *p);
+}
+
+static void
+job_free(struct remote_job *j)
+{
+	if (j == NULL)
+		return;
+	if (j->ev != NULL)
+		event_free(j->ev);
+	free(j->assertion);
+	free(j->audience);
+	params_clear(&j->p);
+	vep_backed_free(j->res.backed);
+	free(j);
+}
+
+/* Reports j (its thread has ended) and frees it. */
+static void
+job_report(struct remote_job *j)
+{
+	struct remote *rm = j->rm;
+
+	pthread_join(j->thread, NULL);
+	if (j->prev != NULL)
+		j->prev->next = j->next;
+	else
+		rm->jobs = j->next;
+	if (j->next != NULL)
+		j->next->prev = j->prev;
+	rm->n--;
+	j->done(&j->res, j->arg);
+	job_free(j);
+}
+
+static void
+on_job_done(evutil_socket_t fd, short what, void *arg)
+{
+	job_report(arg);
+}
+
+/* Copies s into *dst (NULL stays NULL). */
+static int
+dup_opt(const char *s, char **dst)
+{
+	*dst = NULL;
+	return s != NULL && (*dst = strdup(s)) == NULL ? VEP_ERR_NOMEM : 0;
+}
+
+int
+remote_verify(struct remote *rm, const char *assertion, const char *audience,
+    const struct config *cfg, remote_done done, void *arg)
+{
+	struct remote_job *j;
+
+	if (rm->n >= REMOTE_MAX_INFLIGHT)
+		return SRV_ERR_BUSY;
+	if ((j = calloc(1, sizeof *j)) == NULL)
+		return VEP_ERR_NOMEM;
+	j->rm = rm;
+	j->done = done;
+	j->arg = arg;
+	j->p.timeout_s = (int)cfg->verify_remote_timeout_s;
+	j->p.total_s = (int)cfg->verify_remote_total_s;
+	if ((j->assertion = strdup(assertion)) == NULL ||
+	    (j->audience = strdup(audience)) == NULL ||
+	    dup_opt(cfg->verify_remote_cafile, &j->p.cafile) != 0 ||
+	    dup_opt(cfg->verify_remote_allow, &j->p.allow) != 0 ||
+	    dup_opt(cfg->verify_remote_connect, &j->p.connect) != 0 ||
+	    (j->ev = event_new(rm->base, -1, 0, on_job_done, j)) == NULL) {
+		job_free(j);
+		return VEP_ERR_NOMEM;
+	}
+	if (pthread_create(&j->thread, NULL, job_thread, j) != 0) {
+		job_free(j);
+		return SRV_ERR_BUSY;
+	}
+	j->next = rm->jobs;
+	if (rm->jobs != NULL)
+		rm->jobs->prev = j;
+	rm->jobs = j;
+	rm->n++;
+	return 0;
+}
+
+void
+remote_free(struct remote *rm)
+{
+	if (rm == NULL)
+		return;
+	/* Each thread ends within its total; joining reports it whether or
+	 * not its completion event ran (the loop has stopped). */
+	while (rm->jobs != NULL)
+		job_report(rm->jobs);
+	free(rm);
+}
