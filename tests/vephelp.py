@@ -397,6 +397,33 @@ def sanitizer_report(text):
     return "\n".join(lines[:80])
 
 
+def sh(*args):
+    """Runs a command that must succeed; its stdout."""
+    p = subprocess.run(list(args), capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        raise RuntimeError("%s: exit %d: %s" % (args[0], p.returncode, p.stderr))
+    return p.stdout
+
+
+def make_ca(d, names):
+    """A test CA and one server certificate for the DNS names, in d:
+    (ca.pem, server.pem, server.key)."""
+    ca_key, ca = os.path.join(d, "ca.key"), os.path.join(d, "ca.pem")
+    key, csr, crt = (os.path.join(d, n) for n in ("server.key", "server.csr", "server.pem"))
+    ext = write(os.path.join(d, "server.ext"),
+                "subjectAltName = %s\nbasicConstraints = CA:FALSE\n"
+                "extendedKeyUsage = serverAuth\n" % ", ".join("DNS:" + n for n in names))
+    sh("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key,
+       "-out", ca, "-days", "2", "-subj", "/CN=vep test CA",
+       "-addext", "basicConstraints=critical,CA:TRUE",
+       "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    sh("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr,
+       "-subj", "/CN=" + names[0])
+    sh("openssl", "x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
+       "-out", crt, "-days", "2", "-extfile", ext)
+    return ca, crt, key
+
+
 def demo_keydir(tmp, name="demo"):
     """Creates a demo state under tmp (generating a key) and returns the key
     directory, for tests that need a real key without vep-keytool."""

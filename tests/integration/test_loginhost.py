@@ -102,31 +102,10 @@ def readme_forwarded_paths():
     return re.findall(r"`(/[^`]*)`", text[start:end])
 
 
-def sh(*args):
-    p = subprocess.run(list(args), capture_output=True, text=True, timeout=120)
-    if p.returncode != 0:
-        raise RuntimeError("%s: exit %d: %s" % (args[0], p.returncode, p.stderr))
-    return p.stdout
-
-
 def make_ca(d):
-    """A CA and one server certificate for DOMAIN and LOGIN, in d:
+    """A CA and one server certificate for DOMAIN, LOGIN and RP, in d:
     (ca.pem, server.pem, server.key)."""
-    ca_key, ca = os.path.join(d, "ca.key"), os.path.join(d, "ca.pem")
-    key, csr, crt = (os.path.join(d, n) for n in ("server.key", "server.csr", "server.pem"))
-    ext = vephelp.write(os.path.join(d, "server.ext"),
-                        "subjectAltName = DNS:%s, DNS:%s, DNS:%s\n"
-                        "basicConstraints = CA:FALSE\nextendedKeyUsage = serverAuth\n"
-                        % (DOMAIN, LOGIN, RP))
-    sh("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key,
-       "-out", ca, "-days", "2", "-subj", "/CN=vep test CA",
-       "-addext", "basicConstraints=critical,CA:TRUE",
-       "-addext", "keyUsage=critical,keyCertSign,cRLSign")
-    sh("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr,
-       "-subj", "/CN=" + DOMAIN)
-    sh("openssl", "x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
-       "-out", crt, "-days", "2", "-extfile", ext)
-    return ca, crt, key
+    return vephelp.make_ca(d, [DOMAIN, LOGIN, RP])
 
 
 def free_port():
