@@ -89,10 +89,14 @@ ratelimit_take(struct ratelimit *rl, const char *key, long rate, long burst, int
 	}
 	if (b->tokens > (double)burst)
 		b->tokens = (double)burst;
-	if (b->tokens >= 1.0)
+	if (b->tokens >= 1.0) {
 		b->tokens -= 1.0;
-	else
-		wait = (long)((1.0 - b->tokens) / (double)rate) + 1;
+	} else {
+		/* Whole seconds until a token is back, rounded up. */
+		wait = ((long)((1.0 - b->tokens) * 1000.0 / (double)rate) + 999) / 1000;
+		if (wait < 1)
+			wait = 1;
+	}
 	pthread_mutex_unlock(&rl->lock);
 	return wait;
 }
