@@ -133,10 +133,14 @@ read_pair(const char *p, size_t n, struct verify_input *in, char why[REQ_WHY_BUF
 static int
 read_form(const char *body, size_t len, struct verify_input *in, char why[REQ_WHY_BUFSZ])
 {
-	const char *p = body, *end = body + len, *amp;
+	const char *p, *end, *amp;
 	size_t n;
 	int rc;
 
+	if (len == 0)
+		return 0; /* no body (NULL): no fields */
+	p = body;
+	end = body + len;
 	/* A raw NUL would end the decoded text early: what follows it would
 	 * be read by one reader and not by another. */
 	if (memchr(body, '\0', len) != NULL) {
