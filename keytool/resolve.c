@@ -14,6 +14,7 @@
 #include "email.h"
 #include "err.h"
 #include "resolve.h"
+#include "remote/discover.h"
 #include "support.h"
 
 /* Largest URL we build for a lookup (bytes). */
@@ -80,35 +81,48 @@ kt_lookup_url(const struct kt_source *src, int depth, const char *domain,
 	return 0;
 }
 
-/* Gets the document text for domain at hop depth. */
+/* The source and the email domain, for kt_get_doc. */
+struct kt_walk {
+	const struct kt_source *src;
+	const char *email_domain;
+};
+
+/* discover_get_fn: the document text for domain at hop depth, from the
+ * files given or fetched. */
 static int
-kt_get_doc(const struct kt_source *src, int depth, const char *domain,
-    const char *email_domain, char **text, size_t *len)
+kt_get_doc(void *arg, int depth, const char *domain, char **text, size_t *len, char *why,
+    size_t whylen)
 {
-	char url[KT_URL_MAX], why[256];
+	const struct kt_walk *w = arg;
+	const struct kt_source *src = w->src;
+	char url[KT_URL_MAX], fwhy[256];
 	size_t i;
 	int r;
 
 	*text = NULL;
 	*len = 0;
 	if (src->fetch_url != NULL) {
-		if ((r = kt_lookup_url(src, depth, domain, email_domain, url, sizeof url)) != 0) {
-			kt_err("%s: cannot build a lookup URL", src->fetch_url);
+		if ((r = kt_lookup_url(src, depth, domain, w->email_domain, url, sizeof url)) != 0) {
+			snprintf(why, whylen, "%s: cannot build a lookup URL", src->fetch_url);
 			return r;
 		}
-		r = fetch_get(url, &src->fetch, text, len, NULL, why, sizeof why);
+		r = fetch_get(url, &src->fetch, text, len, NULL, fwhy, sizeof fwhy);
 		if (r != 0)
-			kt_err("%s: %s", url, why);
+			snprintf(why, whylen, "%s: %s", url, fwhy);
 		return r;
 	}
 	for (i = 0; i < src->nfiles; i++) {
 		const char *d = src->files[i].domain;
 
-		if ((depth == 0 && d == NULL) || (d != NULL && strcmp(d, domain) == 0))
-			return kt_read_input(src->files[i].path, KT_INPUT_MAX_BYTES, text, len);
+		if ((depth == 0 && d == NULL) || (d != NULL && strcmp(d, domain) == 0)) {
+			r = kt_read_input(src->files[i].path, KT_INPUT_MAX_BYTES, text, len);
+			if (r != 0 && whylen > 0)
+				why[0] = '\0'; /* kt_read_input said why */
+			return r;
+		}
 	}
-	kt_err("no support document for %s (give --support-doc %s=FILE, or --fetch)",
-	    domain, domain);
+	snprintf(why, whylen,
+	    "no support document for %s (give --support-doc %s=FILE, or --fetch)", domain, domain);
 	return VEP_ERR_IO;
 }
 
@@ -116,71 +130,13 @@ int
 kt_resolve(const struct kt_source *src, const char *email_domain,
     struct vep_support **doc, char **issuer)
 {
-	char *chain[VEP_MAX_DELEGATIONS + 1] = { NULL };
-	struct vep_support *s = NULL;
-	char *text = NULL;
-	size_t len = 0, nchain = 0, i;
-	int depth, r;
+	struct kt_walk w = { src, email_domain };
+	char why[512];
+	int r;
 
-	*doc = NULL;
-	*issuer = NULL;
-	if ((chain[0] = strdup(email_domain)) == NULL)
-		return VEP_ERR_NOMEM;
-	nchain = 1;
-	for (depth = 0; ; depth++) {
-		const char *domain = chain[nchain - 1];
-
-		if ((r = kt_get_doc(src, depth, domain, email_domain, &text, &len)) != 0)
-			goto out;
-		r = vep_support_parse(text, len, &s);
-		free(text);
-		text = NULL;
-		if (r != 0) {
-			kt_err("support document of %s: %s", domain, vep_strerror(r));
-			goto out;
-		}
-		if (s->disabled) {
-			kt_err("%s has disabled BrowserID", domain);
-			r = VEP_ERR_DISABLED;
-			goto out;
-		}
-		if (s->authority == NULL)
-			break;
-		for (i = 0; i < nchain; i++) {
-			if (strcasecmp(chain[i], s->authority) == 0) {
-				kt_err("delegation loop at %s", s->authority);
-				r = VEP_ERR_DELEGATION;
-				goto out;
-			}
-		}
-		if (nchain == VEP_MAX_DELEGATIONS + 1) {
-			kt_err("more than %d delegations", VEP_MAX_DELEGATIONS);
-			r = VEP_ERR_DELEGATION;
-			goto out;
-		}
-		if ((chain[nchain] = strdup(s->authority)) == NULL) {
-			r = VEP_ERR_NOMEM;
-			goto out;
-		}
-		vep_domain_lower(chain[nchain]);
-		nchain++;
-		vep_support_free(s);
-		s = NULL;
-	}
-	if (s->nkeys == 0) {
-		kt_err("support document of %s has no key", chain[nchain - 1]);
-		r = VEP_ERR_INVALID;
-		goto out;
-	}
-	*issuer = chain[nchain - 1];
-	chain[nchain - 1] = NULL;
-	*doc = s;
-	s = NULL;
-	r = 0;
-out:
-	for (i = 0; i < nchain; i++)
-		free(chain[i]);
-	vep_support_free(s);
-	free(text);
+	why[0] = '\0';
+	r = discover_walk(email_domain, kt_get_doc, &w, doc, issuer, why, sizeof why);
+	if (r != 0 && why[0] != '\0')
+		kt_err("%s", why);
 	return r;
 }

@@ -20,8 +20,8 @@
 #include "err.h"
 #include "remote/addr.h"
 #include "remote/cache.h"
+#include "remote/discover.h"
 #include "remote/fetch.h"
-#include "support.h"
 #include "util.h"
 
 #define WELL_KNOWN "/.well-known/browserid"
@@ -85,16 +85,16 @@ struct hop_ctx {
 	struct remote_cache *cache;
 	const struct proxy_list *allow;
 	int64_t deadline_ms;             /* monotonic */
-	struct remote_result *res;
 };
 
-/* Fetches host's support document (or takes it from the cache) into
- * *text. On failure fills res->reason. */
+/* discover_get_fn: host's support document, from the cache or fetched. */
 static int
-hop_doc(struct hop_ctx *h, const char *host, char **text, size_t *len)
+hop_doc(void *arg, int depth, const char *host, char **text, size_t *len, char *why,
+    size_t whylen)
 {
+	struct hop_ctx *h = arg;
 	struct fetch_opts o;
-	char addr[INET6_ADDRSTRLEN], url[VEP_DOMAIN_MAX + 32], why[200];
+	char addr[INET6_ADDRSTRLEN], url[VEP_DOMAIN_MAX + 32], fwhy[200];
 	unsigned port = 443;
 	int64_t left = h->deadline_ms - mono_ms();
 	long max_age = -1;
@@ -103,18 +103,14 @@ hop_doc(struct hop_ctx *h, const char *host, char **text, size_t *len)
 	if (remote_cache_get(h->cache, host, vep_now_ms(), text, len))
 		return 0;
 	if (left < 1000) {
-		snprintf(h->res->reason, sizeof h->res->reason,
-		    "timed out before fetching the support document of %s", host);
+		snprintf(why, whylen, "timed out before fetching the support document of %s", host);
 		return VEP_ERR_IO;
 	}
 	if (!config_connect_lookup(h->p->connect, host, addr, &port) &&
-	    (rc = remote_addr_resolve(host, h->allow, addr, why, sizeof why)) != 0) {
-		snprintf(h->res->reason, sizeof h->res->reason, "%s", why);
+	    (rc = remote_addr_resolve(host, h->allow, addr, why, whylen)) != 0)
 		return VEP_ERR_IO;
-	}
 	if (!remote_addr_allowed(addr, h->allow)) {
-		snprintf(h->res->reason, sizeof h->res->reason,
-		    "%s: address not allowed (see verify_remote_allow)", host);
+		snprintf(why, whylen, "%s: address not allowed (see verify_remote_allow)", host);
 		return VEP_ERR_IO;
 	}
 	memset(&o, 0, sizeof o);
@@ -126,92 +122,13 @@ hop_doc(struct hop_ctx *h, const char *host, char **text, size_t *len)
 	o.max_body = REMOTE_MAX_DOC_BYTES;
 	o.user_agent = USER_AGENT;
 	snprintf(url, sizeof url, "https://%s" WELL_KNOWN, host);
-	if ((rc = fetch_get(url, &o, text, len, &max_age, why, sizeof why)) != 0) {
-		snprintf(h->res->reason, sizeof h->res->reason,
-		    "cannot fetch the support document of %s: %s", host, why);
+	if ((rc = fetch_get(url, &o, text, len, &max_age, fwhy, sizeof fwhy)) != 0) {
+		snprintf(why, whylen, "cannot fetch the support document of %s: %s", host, fwhy);
 		return rc;
 	}
 	if (max_age > 0)
 		remote_cache_put(h->cache, host, *text, *len, vep_now_ms() + max_age * 1000);
 	return 0;
-}
-
-/* Resolves email_domain to its primary's document and issuer, as a
- * relying party does (keytool/resolve.c does the same from files or a
- * URL, reporting on stderr). */
-static int
-resolve(struct hop_ctx *h, const char *email_domain, struct vep_support **doc, char **issuer)
-{
-	char *chain[VEP_MAX_DELEGATIONS + 1] = { NULL };
-	struct vep_support *s = NULL;
-	char *text = NULL;
-	size_t len = 0, n = 0, i;
-	int rc;
-
-	*doc = NULL;
-	*issuer = NULL;
-	if ((chain[n++] = strdup(email_domain)) == NULL)
-		return VEP_ERR_NOMEM;
-	for (;;) {
-		const char *host = chain[n - 1];
-
-		if ((rc = hop_doc(h, host, &text, &len)) != 0)
-			goto out;
-		rc = vep_support_parse(text, len, &s);
-		free(text);
-		text = NULL;
-		if (rc != 0) {
-			snprintf(h->res->reason, sizeof h->res->reason,
-			    "the support document of %s is not valid: %s", host, vep_strerror(rc));
-			goto out;
-		}
-		if (s->disabled) {
-			snprintf(h->res->reason, sizeof h->res->reason,
-			    "%s has disabled BrowserID", host);
-			rc = VEP_ERR_DISABLED;
-			goto out;
-		}
-		if (s->authority == NULL)
-			break;
-		for (i = 0; i < n; i++) {
-			if (strcasecmp(chain[i], s->authority) == 0) {
-				snprintf(h->res->reason, sizeof h->res->reason,
-				    "delegation loop at %s", s->authority);
-				rc = VEP_ERR_DELEGATION;
-				goto out;
-			}
-		}
-		if (n == VEP_MAX_DELEGATIONS + 1) {
-			snprintf(h->res->reason, sizeof h->res->reason,
-			    "more than %d delegations from %s", VEP_MAX_DELEGATIONS, email_domain);
-			rc = VEP_ERR_DELEGATION;
-			goto out;
-		}
-		if ((chain[n] = strdup(s->authority)) == NULL) {
-			rc = VEP_ERR_NOMEM;
-			goto out;
-		}
-		vep_domain_lower(chain[n++]);
-		vep_support_free(s);
-		s = NULL;
-	}
-	if (s->nkeys == 0) {
-		snprintf(h->res->reason, sizeof h->res->reason,
-		    "the support document of %s has no key", chain[n - 1]);
-		rc = VEP_ERR_INVALID;
-		goto out;
-	}
-	*issuer = chain[n - 1];
-	chain[n - 1] = NULL;
-	*doc = s;
-	s = NULL;
-	rc = 0;
-out:
-	for (i = 0; i < n; i++)
-		free(chain[i]);
-	vep_support_free(s);
-	free(text);
-	return rc;
 }
 
 /* The whole verification of one job, in its thread. */
@@ -237,8 +154,8 @@ job_verify(struct remote_job *j)
 	h.cache = j->rm->cache;
 	h.allow = allow;
 	h.deadline_ms = mono_ms() + (int64_t)j->p.total_s * 1000;
-	h.res = res;
-	if ((rc = resolve(&h, domain, &doc, &issuer)) != 0)
+	if ((rc = discover_walk(domain, hop_doc, &h, &doc, &issuer, res->reason,
+	    sizeof res->reason)) != 0)
 		goto out;
 	rc = vep_backed_verify(res->backed, j->audience, issuer,
 	    (const vep_key *const *)doc->keys, doc->nkeys, vep_now_ms());
