@@ -102,7 +102,8 @@ kt_get_doc(void *arg, int depth, const char *domain, char **text, size_t *len, c
 	*text = NULL;
 	*len = 0;
 	if (src->fetch_url != NULL) {
-		if ((r = kt_lookup_url(src, depth, domain, w->email_domain, url, sizeof url)) != 0) {
+		r = kt_lookup_url(src, depth, domain, w->email_domain, url, sizeof url);
+		if (r != 0) {
 			snprintf(why, whylen, "%s: cannot build a lookup URL", src->fetch_url);
 			return r;
 		}
