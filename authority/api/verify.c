@@ -258,33 +258,30 @@ verdict(struct req *r, const struct verify_input *in, vep_backed **out, const ch
 	return 0;
 }
 
-/* Answers 200 {"status":"failure","reason"}. */
+/* Answers 200 with verdict (taken; NULL: the allocation failed, 500). */
 static void
-reply_failure(struct req *r, const char *reason)
+reply_verdict(struct req *r, json_t *verdict)
 {
-	json_t *o = json_pack("{ssss}", "status", "failure", "reason", reason);
-
-	if (o == NULL) {
+	if (verdict == NULL) {
 		req_reply_error(r, REQ_ERR_INTERNAL);
 		return;
 	}
-	req_reply_json(r, 200, o);
-	json_decref(o);
+	req_reply_json(r, 200, verdict);
+	json_decref(verdict);
+}
+
+static void
+reply_failure(struct req *r, const char *reason)
+{
+	reply_verdict(r, json_pack("{ssss}", "status", "failure", "reason", reason));
 }
 
 static void
 reply_okay(struct req *r, const vep_backed *b)
 {
-	json_t *o = json_pack("{sssssssIss}", "status", "okay", "email", b->cert->email,
+	reply_verdict(r, json_pack("{sssssssIss}", "status", "okay", "email", b->cert->email,
 	    "audience", b->audience, "expires", (json_int_t)b->exp_ms,
-	    "issuer", b->cert->issuer);
-
-	if (o == NULL) {
-		req_reply_error(r, REQ_ERR_INTERNAL);
-		return;
-	}
-	req_reply_json(r, 200, o);
-	json_decref(o);
+	    "issuer", b->cert->issuer));
 }
 
 /* A remote verification's verdict (remote/remote.h), in the loop. */
