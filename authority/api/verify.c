@@ -15,6 +15,7 @@
 #include "auth/throttle_key.h"
 #include "core/config.h"
 #include "core/domain.h"
+#include "core/metrics.h"
 #include "core/errors.h"
 #include "core/ratelimit.h"
 #include "edge/req.h"
@@ -258,6 +259,15 @@ verdict(struct req *r, const struct verify_input *in, vep_backed **out, const ch
 	return 0;
 }
 
+/* Answers err (any code of core/errors.h; message NULL: the table's) with
+ * no verdict. */
+static void
+refuse(struct req *r, int err, const char *message)
+{
+	metrics_verify(&r->a->metrics, METRICS_VERIFY_REFUSED);
+	req_reply_error_text(r, err, message);
+}
+
 /* Answers 200 with verdict (taken; NULL: the allocation failed, 500). */
 static void
 reply_verdict(struct req *r, json_t *verdict)
@@ -273,12 +283,14 @@ reply_verdict(struct req *r, json_t *verdict)
 static void
 reply_failure(struct req *r, const char *reason)
 {
+	metrics_verify(&r->a->metrics, METRICS_VERIFY_FAILURE);
 	reply_verdict(r, json_pack("{ssss}", "status", "failure", "reason", reason));
 }
 
 static void
 reply_okay(struct req *r, const vep_backed *b)
 {
+	metrics_verify(&r->a->metrics, METRICS_VERIFY_OKAY);
 	reply_verdict(r, json_pack("{sssssssIss}", "status", "okay", "email", b->cert->email,
 	    "audience", b->audience, "expires", (json_int_t)b->exp_ms,
 	    "issuer", b->cert->issuer));
@@ -291,7 +303,7 @@ on_remote(struct remote_result *res, void *arg)
 	struct req *r = arg;
 
 	if (res->rc == VEP_ERR_NOMEM)
-		req_reply_error(r, REQ_ERR_INTERNAL);
+		refuse(r, REQ_ERR_INTERNAL, NULL);
 	else if (res->rc != 0)
 		reply_failure(r, res->reason[0] != '\0' ? res->reason : vep_strerror(res->rc));
 	else
@@ -307,9 +319,9 @@ verify_remote(struct req *r, const struct verify_input *in)
 
 	if (rc == SRV_ERR_BUSY) {
 		req_add_header(r, "Retry-After", "1");
-		req_reply_error_text(r, rc, "too many remote verifications in progress");
+		refuse(r, rc, "too many remote verifications in progress");
 	} else if (rc != 0) {
-		req_reply_error(r, REQ_ERR_INTERNAL);
+		refuse(r, REQ_ERR_INTERNAL, NULL);
 	}
 }
 
@@ -331,7 +343,7 @@ rate_limited(struct req *r)
 		return 0;
 	snprintf(retry, sizeof retry, "%ld", wait);
 	req_add_header(r, "Retry-After", retry);
-	req_reply_error_text(r, REQ_ERR_TOO_MANY, "too many verification requests");
+	refuse(r, REQ_ERR_TOO_MANY, "too many verification requests");
 	return 1;
 }
 
@@ -348,7 +360,7 @@ api_verify(struct req *r)
 		return;
 	if ((rc = read_input(r, &in, why)) != 0) {
 		input_clear(&in);
-		req_reply_error_text(r, rc, why);
+		refuse(r, rc, why);
 		return;
 	}
 	rc = verdict(r, &in, &b, &reason);
@@ -359,7 +371,7 @@ api_verify(struct req *r)
 	}
 	input_clear(&in);
 	if (rc == VEP_ERR_NOMEM) {
-		req_reply_error(r, REQ_ERR_INTERNAL);
+		refuse(r, REQ_ERR_INTERNAL, NULL);
 		return;
 	}
 	if (rc != 0) {

@@ -28,6 +28,12 @@ static const char *const cert_names[METRICS_CERT_N] = {
 	[METRICS_CERT_FAILED] = "failed",
 };
 
+static const char *const verify_names[METRICS_VERIFY_N] = {
+	[METRICS_VERIFY_OKAY] = "okay",
+	[METRICS_VERIFY_FAILURE] = "failure",
+	[METRICS_VERIFY_REFUSED] = "refused",
+};
+
 void
 metrics_signin(struct metrics *m, const char *outcome)
 {
@@ -49,6 +55,13 @@ metrics_cert(struct metrics *m, enum metrics_cert result)
 {
 	if ((unsigned)result < METRICS_CERT_N)
 		atomic_fetch_add_explicit(&m->certs[result], 1, memory_order_relaxed);
+}
+
+void
+metrics_verify(struct metrics *m, enum metrics_verify result)
+{
+	if ((unsigned)result < METRICS_VERIFY_N)
+		atomic_fetch_add_explicit(&m->verifies[result], 1, memory_order_relaxed);
 }
 
 void
@@ -154,6 +167,11 @@ metrics_render(const struct metrics *m, const struct metrics_gauges *g, char **o
 	for (i = 0; i < METRICS_CERT_N; i++)
 		put(&t, "vep_certificates_total{result=\"%s\"} %lu\n", cert_names[i],
 		    load(&m->certs[i]));
+	put(&t, "# HELP vep_verifications_total POST /verify answers, by result.\n"
+	    "# TYPE vep_verifications_total counter\n");
+	for (i = 0; i < METRICS_VERIFY_N; i++)
+		put(&t, "vep_verifications_total{result=\"%s\"} %lu\n", verify_names[i],
+		    load(&m->verifies[i]));
 	put_hist(&t, "vep_pam_duration_seconds",
 	    "Time from a PAM attempt's start to its answer (queueing included).", &m->pam);
 	put_hist(&t, "vep_request_duration_seconds",

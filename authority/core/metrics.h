@@ -36,6 +36,15 @@ enum metrics_cert {
 	METRICS_CERT_N
 };
 
+/* POST /verify answers. */
+enum metrics_verify {
+	METRICS_VERIFY_OKAY,          /* status okay */
+	METRICS_VERIFY_FAILURE,       /* status failure: the assertion is not valid */
+	METRICS_VERIFY_REFUSED,       /* no verdict: a malformed request, the rate
+	                               * limit, too many in flight (4xx, 5xx) */
+	METRICS_VERIFY_N
+};
+
 /* Histogram bucket upper bounds in seconds (the +Inf bucket is implied). */
 #define METRICS_BUCKETS { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, \
 			  2.5, 5.0, 10.0 }
@@ -50,6 +59,7 @@ struct metrics_hist {
 struct metrics {
 	atomic_ulong signins[METRICS_SIGNIN_N];
 	atomic_ulong certs[METRICS_CERT_N];
+	atomic_ulong verifies[METRICS_VERIFY_N];
 	atomic_ulong reload_failures;
 	atomic_ulong pam_helper_lost;      /* PAM helpers that died or misbehaved
 	                                    * (each is replaced) */
@@ -62,6 +72,7 @@ struct metrics {
 void metrics_signin(struct metrics *m, const char *outcome);
 
 void metrics_cert(struct metrics *m, enum metrics_cert result);
+void metrics_verify(struct metrics *m, enum metrics_verify result);
 
 /* Adds one observation of seconds (negative counts as 0). */
 void metrics_observe(struct metrics_hist *h, double seconds);

@@ -88,6 +88,12 @@ def main():
         _, pub = vephelp.user_key(w.tmp)
         C.eq("a certificate", cl.post("/api/cert", {"pubkey": pub, "duration": 600}).status, 200)
         C.eq("a refused certificate request", cl.post("/api/cert", {"pubkey": "x"}).status, 400)
+        form = {"Content-Type": "application/x-www-form-urlencoded"}
+        C.eq("/verify: a verdict (failure)", auth.request(
+            "POST", "/verify", form, "assertion=x.y.z~a.b.c&audience=https://rp.example").status,
+            200)
+        C.eq("/verify: a refused request", auth.request(
+            "POST", "/verify", form, "assertion=x").status, 400)
 
         # A reload that fails.
         fd = os.open(current, os.O_WRONLY | os.O_TRUNC)
@@ -132,10 +138,13 @@ def main():
                 value(text, "vep_pam_duration_seconds_bucket", '{le="+Inf"}') == 4 and
                 value(text, "vep_pam_duration_seconds_bucket", '{le="0.001"}') <=
                 value(text, "vep_pam_duration_seconds_bucket", '{le="10"}') <= 4)
-        # 6 sign-ins, 2 certificate requests and the first scrape (this
-        # scrape is answered after it is rendered).
-        C.eq("request latency: every request before this scrape counted (9)",
-             value(text, "vep_request_duration_seconds_count"), 9)
+        C.eq("verifications: 0 okay, 1 failure, 1 refused",
+             [value(text, "vep_verifications_total", '{result="%s"}' % r)
+              for r in ("okay", "failure", "refused")], [0, 1, 1])
+        # 6 sign-ins, 2 certificate requests, 2 verifications and the first
+        # scrape (this scrape is answered after it is rendered).
+        C.eq("request latency: every request before this scrape counted (11)",
+             value(text, "vep_request_duration_seconds_count"), 11)
         C.eq("reload failures: 1", value(text, "vep_reload_failures_total"), 1)
         C.eq("last reload succeeded: 0", value(text, "vep_last_reload_success"), 0)
         C.check("PAM helper restarts: at least 1",
