@@ -286,14 +286,9 @@ vep_backed_verify(const vep_backed *b, const char *audience,
 		ret = VEP_ERR_BADSIG;
 	if (ret != 0)
 		goto out;
-	if (b->exp_ms <= now_ms) {
-		ret = VEP_ERR_EXPIRED;
+	/* The same window, skew included, as the certificate's. */
+	if ((ret = vep_time_check(b->iat_ms, b->exp_ms, now_ms)) != 0)
 		goto out;
-	}
-	if (b->iat_ms >= 0 && b->iat_ms > now_ms) {
-		ret = VEP_ERR_NOTYET;
-		goto out;
-	}
 	if (!vep_audience_match(audience, b->audience)) {
 		ret = VEP_ERR_AUDIENCE;
 		goto out;

@@ -6,7 +6,10 @@
  * the deployed verifiers apply: exactly one certificate, issuer equal to the
  * email's domain (or the authority that domain delegates to), certificate
  * signed by one of the issuer's keys and current, assertion signed by the
- * certified key and not expired, audience equal on scheme, host and port.
+ * certified key and current, audience equal on scheme, host and port.
+ * "Current" allows VEP_CLOCK_SKEW_MS (cert.h) on either side, the same for
+ * the certificate and the assertion, so every verifier built on libvep
+ * (vep-keytool, the authority's POST /verify) agrees on every time.
  */
 #ifndef VEP_ASSERTION_H
 #define VEP_ASSERTION_H
@@ -44,7 +47,8 @@ int vep_backed_parse(const char *text, size_t len, vep_backed **out);
  *  - the certificate's iss equals issuer (the caller resolves it: the email's
  *    domain, or the authority that domain delegates to) else VEP_ERR_ISSUER;
  *  - the certificate verifies against keys (vep_cert_verify);
- *  - the assertion verifies with the certified key, is not expired;
+ *  - the assertion verifies with the certified key, and its exp (and iat,
+ *    when present) pass vep_time_check, skew included;
  *  - aud matches audience (vep_audience_match) else VEP_ERR_AUDIENCE.
  */
 int vep_backed_verify(const vep_backed *b, const char *audience,

@@ -7,7 +7,10 @@
  * their CRT parameters; all signing is done by browserid-crypto.
  *
  * Exports generate() -> {doc, domainPublic, fixtures: [{name, backed, cert,
- * audience, valid, certValid}]}. Run directly, writes them to DIR.
+ * audience, valid, certValid, at, ours}]}: valid is Mozilla's verdict,
+ * certValid vep-keytool verify-cert's, ours (when present) verify-assertion's
+ * where it legitimately differs from Mozilla's, at (ms, when present) the
+ * time to verify at. Run directly, writes them to DIR.
  */
 'use strict';
 const crypto = require('crypto');
@@ -75,8 +78,9 @@ async function generate() {
   const cert = (user, email, iss, iat, exp) => c.signCert(domain.secretKey, user.publicKey, email, iss || DOMAIN,
     iat || now - 10000, exp || now + 60 * MIN);
   const fixtures = [];
-  const add = (name, certText, assertion, valid, certValid, audience) => fixtures.push({
+  const add = (name, certText, assertion, valid, certValid, audience, more) => fixtures.push({
     name, cert: certText, backed: c.jwcrypto.cert.bundle([certText], assertion), audience: audience || AUD, valid, certValid,
+    ...more,
   });
 
   const rsCert = await cert(rsUser, 'alice@example.test');
@@ -101,6 +105,21 @@ async function generate() {
   add('tampered certificate', tampered, await c.signAssertion(dsUser.secretKey, AUD, now + 2 * MIN), false, false);
   const other = await c.keypair('DS', 128);
   add('assertion by another key', dsCert, await c.signAssertion(other.secretKey, AUD, now + 2 * MIN), false, true);
+  // The clock skew (docs/PROTOCOL.md, Clock skew), verified as of `at`:
+  // Mozilla's verifier allows none and refuses the first and third, which
+  // libvep accepts (ours); just beyond the skew both refuse.
+  const SKEW = 30000;
+  const at = now;
+  add('assertion exp 1 ms inside the clock skew', dsCert,
+    await c.signAssertion(dsUser.secretKey, AUD, at - SKEW + 1), false, true, null, { at, ours: true });
+  add('assertion exp exactly the clock skew ago', dsCert,
+    await c.signAssertion(dsUser.secretKey, AUD, at - SKEW), false, true, null, { at });
+  const skewCert = await cert(dsUser, 'bob@example.test', null, at + SKEW, at + 60 * MIN);
+  add('certificate iat exactly the clock skew ahead', skewCert,
+    await c.signAssertion(dsUser.secretKey, AUD, at + 2 * MIN), false, true, null, { at, ours: true });
+  const pastSkewCert = await cert(dsUser, 'bob@example.test', null, at + SKEW + 1, at + 60 * MIN);
+  add('certificate iat 1 ms beyond the clock skew', pastSkewCert,
+    await c.signAssertion(dsUser.secretKey, AUD, at + 2 * MIN), false, false, null, { at });
   return { doc, fixtures };
 }
 

@@ -1,8 +1,9 @@
 /*
  * test_assertion.c - assertions and backed assertions (libvep/assertion.c)
  * with real keys: signing, joining, parsing (chains, shapes, limits) and
- * every verification rule, plus the audience (origin) comparison, and the
- * forgery an unsafe DSA user key allowed (issue 11) refused.
+ * every verification rule (the clock skew at its edges), plus the audience
+ * (origin) comparison, and the forgery an unsafe DSA user key allowed
+ * (issue 11) refused.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #define T_NOW (T_IAT + 1000)
 #define AUD "https://rp.example"
 #define ISS "example.com"
+#define SKEW VEP_CLOCK_SKEW_MS
 
 static vep_key *domain_key, *other_domain_key, *user_key, *other_user_key, *dsa_user;
 
@@ -166,11 +168,12 @@ test_parse_and_verify(void)
 	ASSERT_EQ(vep_backed_verify(b, "https://evil.example", ISS, keys, 1, T_NOW),
 	    VEP_ERR_AUDIENCE);
 	ASSERT_EQ(vep_backed_verify(b, "garbage", ISS, keys, 1, T_NOW), VEP_ERR_AUDIENCE);
-	/* Times: the assertion expires first, the certificate's iat bounds. */
+	/* Times: the assertion expires first, the certificate's iat bounds
+	 * (each with the clock skew: test_clock_skew). */
 	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 1, T_ASSERT_EXP - 1), 0);
-	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 1, T_ASSERT_EXP), VEP_ERR_EXPIRED);
+	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 1, T_ASSERT_EXP + SKEW), VEP_ERR_EXPIRED);
 	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 1, T_CERT_EXP), VEP_ERR_EXPIRED);
-	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 1, T_IAT - 1), VEP_ERR_NOTYET);
+	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 1, T_IAT - SKEW - 1), VEP_ERR_NOTYET);
 	const vep_key *wrong[] = { other_domain_key };
 	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, wrong, 1, T_NOW), VEP_ERR_BADSIG);
 	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 0, T_NOW), VEP_ERR_NOKEY);
@@ -187,8 +190,9 @@ test_cert_expired_before_assertion(void)
 {
 	char *c = make_cert(user_key, T_IAT, T_IAT + 500);
 	char *t = backed(c, NULL);
-	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_IAT + 499), 0);
-	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_IAT + 500), VEP_ERR_EXPIRED);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_IAT + 500 + SKEW - 1), 0);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_IAT + 500 + SKEW), VEP_ERR_EXPIRED);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_IAT + 500 + SKEW + 1), VEP_ERR_EXPIRED);
 	free(t);
 	free(c);
 }
@@ -205,10 +209,44 @@ test_assertion_iat(void)
 	ASSERT_EQ(vep_backed_parse(t, strlen(t), &b), 0);
 	ASSERT_EQ(b->iat_ms, T_NOW + 10);
 	vep_backed_free(b);
-	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_NOW), VEP_ERR_NOTYET);
-	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_NOW + 10), 0);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_NOW + 10 - SKEW - 1), VEP_ERR_NOTYET);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_NOW + 10 - SKEW), 0);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_NOW), 0);
 	free(t);
 	free(a);
+}
+
+/* The clock skew (cert.h), exactly at its edges, for the assertion's exp
+ * and iat and, through vep_backed_verify, the certificate's iat. */
+static void
+test_clock_skew(void)
+{
+	const int64_t a_iat = T_NOW + 5000;
+	char pl[256];
+	snprintf(pl, sizeof pl, "{\"aud\":\"%s\",\"exp\":%lld,\"iat\":%lld}", AUD,
+	    (long long)T_ASSERT_EXP, (long long)a_iat);
+	char *a = sign_text(user_key, pl);
+	char *t = backed(NULL, a);
+	ASSERT_TRUE(t != NULL);
+	/* assertion exp: accepted until the skew after it */
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_ASSERT_EXP + SKEW - 1), 0);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_ASSERT_EXP + SKEW), VEP_ERR_EXPIRED);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_ASSERT_EXP + SKEW + 1),
+	    VEP_ERR_EXPIRED);
+	/* assertion iat: accepted up to the skew before it */
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, a_iat - (SKEW - 1)), 0);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, a_iat - SKEW), 0);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, a_iat - (SKEW + 1)), VEP_ERR_NOTYET);
+	free(t);
+	free(a);
+
+	/* certificate iat, the assertion (no iat) current */
+	t = backed(NULL, NULL);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_IAT - (SKEW - 1)), 0);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_IAT - SKEW), 0);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_IAT - (SKEW + 1)), VEP_ERR_NOTYET);
+	free(t);
+	/* certificate exp: test_cert_expired_before_assertion */
 }
 
 static void
@@ -582,6 +620,7 @@ main(void)
 	RUN(test_parse_and_verify);
 	RUN(test_cert_expired_before_assertion);
 	RUN(test_assertion_iat);
+	RUN(test_clock_skew);
 	RUN(test_wrong_user_key);
 	RUN(test_tampered);
 	RUN(test_parse_shapes);
