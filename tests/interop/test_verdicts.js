@@ -4,7 +4,8 @@
  * verifier (browserid-local-verify, fed the support document through its
  * httpRequest option) on every one, and that verdict must be the expected
  * one; except where a fixture says libvep's verdict legitimately differs
- * (ours: within the clock skew, docs/PROTOCOL.md), which is then checked.
+ * (ours: within the clock skew, and a few audiences, docs/PROTOCOL.md),
+ * which is then checked.
  */
 'use strict';
 const fs = require('fs');
@@ -34,7 +35,8 @@ const { generate, DOMAIN } = require('./gen-fixtures.js');
         `${f.name}: verify-assertion agrees with mozilla` + why);
       if (moz.ok) t.check(kt.stdout.trim() === moz.email, `${f.name}: same email`);
     } else {
-      // A documented difference (docs/PROTOCOL.md): ours is libvep's verdict.
+      // A documented difference (docs/PROTOCOL.md: the clock skew, the
+      // audience table): ours is libvep's verdict.
       t.check(kt.code === (f.ours ? 0 : 1), `${f.name}: verify-assertion says ${f.ours ? 'valid' : 'invalid'}, `
         + `where mozilla says ${f.valid ? 'valid' : 'invalid'}` + why);
     }
