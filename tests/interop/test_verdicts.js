@@ -2,8 +2,9 @@
  * test_verdicts.js - Mozilla's signer made the fixtures; vep-keytool's
  * verify-assertion and verify-cert must reach the same verdict as Mozilla's
  * verifier (browserid-local-verify, fed the support document through its
- * httpRequest option) on every one, and that verdict must be the expected
- * one; except where a fixture says libvep's verdict legitimately differs
+ * httpRequest option) on every one (and, when valid, verify-assertion
+ * --json the same email, audience, expires and issuer), and that verdict
+ * must be the expected one; except where a fixture says libvep's verdict legitimately differs
  * (ours: within the clock skew, and a few audiences, docs/PROTOCOL.md),
  * which is then checked.
  */
@@ -33,7 +34,16 @@ const { generate, DOMAIN } = require('./gen-fixtures.js');
     if (f.ours === undefined) {
       t.check((kt.code === 0) === moz.ok && (kt.code === 0 || kt.code === 1),
         `${f.name}: verify-assertion agrees with mozilla` + why);
-      if (moz.ok) t.check(kt.stdout.trim() === moz.email, `${f.name}: same email`);
+      if (moz.ok) {
+        t.check(kt.stdout.trim() === moz.email, `${f.name}: same email`);
+        // --json: the fields of POST /verify's answer, as Mozilla's verifier gives them.
+        const kj = c.keytool(['verify-assertion', '--json', '--audience', f.audience, '--support-doc', docFile, ...at, bf]);
+        let o = null;
+        try { o = JSON.parse(kj.stdout); } catch (e) { /* reported below */ }
+        const want = { status: 'okay', email: moz.email, audience: moz.audience, expires: moz.expires, issuer: moz.issuer };
+        t.check(kj.code === 0 && JSON.stringify(o) === JSON.stringify(want),
+          `${f.name}: verify-assertion --json gives mozilla's fields (${kj.stdout.trim()} vs ${JSON.stringify(want)})`);
+      }
     } else {
       // A documented difference (docs/PROTOCOL.md: the clock skew, the
       // audience table): ours is libvep's verdict.

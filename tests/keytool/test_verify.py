@@ -179,6 +179,93 @@ def clock_skew(k):
             C.check("... says expired", "expired" in err, err)
 
 
+def json_line(what, out):
+    """The one JSON object verify-assertion --json printed, or None."""
+    lines = out.splitlines()
+    C.eq(what + ": one line on stdout", len(lines), 1, out)
+    try:
+        return json.loads(lines[0]) if len(lines) == 1 else None
+    except ValueError as e:
+        C.check(what + ": stdout is JSON", False, "%s: %r" % (e, out))
+        return None
+
+
+def json_failure(k, what, args, reason, rc_want=1):
+    """verify-assertion --json ARGS fails: exit rc_want and exactly
+    {"status":"failure","reason":reason}, POST /verify's shape."""
+    rc, out, err = k.kt("verify-assertion", "--json", *args)
+    C.eq(what + ": exit %d" % rc_want, rc, rc_want, err)
+    o = json_line(what, out)
+    C.eq(what + ": {status: failure, reason}", o, {"status": "failure", "reason": reason})
+
+
+def json_verdicts(k):
+    """verify-assertion --json prints the object POST /verify answers, on
+    one line of stdout, with the same exit codes as without it."""
+    k.signed("bob@example.test")
+    doc = k.doc(k.d)
+    rc, out, err = k.kt("verify-assertion", "--json", "--audience", "https://rp.example",
+                        "--support-doc", doc, k.b)
+    C.eq("--json valid: exit 0", rc, 0, err)
+    C.eq("--json valid: nothing on stderr", err, "")
+    o = json_line("--json valid", out)
+    cpl, apl = payload(open(k.c).read()), payload(open(k.b).read().split("~")[1])
+    C.eq("--json valid: exactly these fields, in /verify's order",
+         list(o or {}), ["status", "email", "audience", "expires", "issuer"])
+    C.eq("--json valid: the values", o, {
+        "status": "okay", "email": "bob@example.test", "audience": "https://rp.example",
+        "expires": apl["exp"], "issuer": cpl["iss"]})
+    C.check("--json valid: expires is an integer (ms)",
+            type((o or {}).get("expires")) is int and o["expires"] > now_ms(), o)
+    C.check("--json valid: the others are strings",
+            all(type(o[f]) is str for f in ("status", "email", "audience", "issuer")), o)
+    # audience: the assertion's aud, not what the relying party passed
+    rc, out, _ = k.kt("verify-assertion", "--json", "--audience", "RP.example:443",
+                      "--support-doc", doc, k.b)
+    C.eq("--json for rp.example:443 (http): exit 1", rc, 1)
+    rc, out, _ = k.kt("verify-assertion", "--json", "--audience", "https://RP.example:443/",
+                      "--support-doc", doc, k.b)
+    C.eq("--json for https://RP.example:443/: the assertion's aud",
+         (rc, (json_line("--json default port", out) or {}).get("audience")),
+         (0, "https://rp.example"))
+
+    json_failure(k, "--json expired", ["--audience", "https://rp.example", "--support-doc", doc,
+                                       "--at", apl["exp"] + clock_skew_ms(), k.b], "expired")
+    json_failure(k, "--json not yet valid",
+                 ["--audience", "https://rp.example", "--support-doc", doc,
+                  "--at", cpl["iat"] - clock_skew_ms() - 1, k.b], "issued in the future")
+    json_failure(k, "--json another audience", ["--audience", "https://other.example",
+                                                "--support-doc", doc, k.b],
+                 "audience does not match")
+    json_failure(k, "--json a path in the relying party's audience",
+                 ["--audience", "https://rp.example/login", "--support-doc", doc, k.b],
+                 "audience does not match")
+    h, p, sig = open(k.c).read().strip().split(".")
+    cpl["principal"]["email"] = "mallory@example.test"
+    tampered = k.write("tampered-b", ".".join([h, b64url(json.dumps(cpl).encode()), sig]) +
+                       "~" + open(k.b).read().split("~")[1])
+    json_failure(k, "--json a tampered certificate", ["--audience", "https://rp.example",
+                                                     "--support-doc", doc, tampered],
+                 "signature does not verify")
+    json_failure(k, "--json garbage", ["--audience", "https://rp.example", "--support-doc", doc,
+                                       k.write("garbage", "x.y.z")], "malformed input")
+    json_failure(k, "--json another domain key's document",
+                 ["--audience", "https://rp.example", "--support-doc",
+                  k.doc(k.keydir("other"), "o.json"), k.b], "signature does not verify")
+    # I/O (the delegated authority's document missing): exit 2, still JSON
+    c2 = k.cert(["--dir", k.d], "carol@example.test", k.u, "--issuer", "idp.example")
+    deleg = k.write("deleg.json", k.ok("support-doc", "--delegate", "idp.example"))
+    json_failure(k, "--json a document that cannot be read",
+                 ["--audience", "https://rp.example", "--support-doc", deleg, k.backed(k.u, c2)],
+                 "input/output error", rc_want=2)
+    # usage errors: exit 2, no JSON
+    rc, out, err = k.kt("verify-assertion", "--json", "--support-doc", doc, k.b)
+    C.eq("--json without --audience: exit 2, nothing on stdout", (rc, out), (2, ""), err)
+    rc, out, err = k.kt("verify-cert", "--json", "--support-doc", doc, k.c)
+    C.eq("verify-cert --json: a usage error (exit 2)", (rc, out), (2, ""), err)
+    C.check("... says it is for verify-assertion", "verify-assertion" in err, err)
+
+
 def rotation_keeps_previous_valid(k):
     k.signed("bob@example.test")
     k.ok("rotate", "--dir", k.d)
@@ -425,7 +512,8 @@ def rsa_prime_modulus_forgery(k):
 if __name__ == "__main__":
     sys.exit(vephelp.keytool_main(C, [
         certify_fields_and_times, duration_cap_and_issuer,
-        valid, invalid_verdicts, clock_skew, rotation_keeps_previous_valid, delegation_files,
+        valid, invalid_verdicts, clock_skew, json_verdicts, rotation_keeps_previous_valid,
+        delegation_files,
         input_cap, inspect, cert_vectors, backed_vectors,
         harness_domain_key_is_honest, dsa_even_q_composite_p_forgery,
         rsa_prime_modulus_forgery]))
