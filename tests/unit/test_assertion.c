@@ -108,6 +108,12 @@ test_assertion_sign_payload(void)
 	a = (char *)1;
 	ASSERT_EQ(vep_assertion_sign(user_key, "not a url", T_ASSERT_EXP, &a), VEP_ERR_ARG);
 	ASSERT_TRUE(a == NULL);
+	/* Only what a verifier given the same text matches: an origin, with
+	 * "/" at most; neither a bare host nor a path. */
+	ASSERT_EQ(vep_assertion_sign(user_key, "rp.example", T_ASSERT_EXP, &a), VEP_ERR_ARG);
+	ASSERT_EQ(vep_assertion_sign(user_key, AUD "/path", T_ASSERT_EXP, &a), VEP_ERR_ARG);
+	ASSERT_EQ(vep_assertion_sign(user_key, AUD "/", T_ASSERT_EXP, &a), 0);
+	free(a);
 	ASSERT_EQ(vep_assertion_sign(user_key, NULL, T_ASSERT_EXP, &a), VEP_ERR_ARG);
 	ASSERT_EQ(vep_assertion_sign(user_key, AUD, -1, &a), VEP_ERR_ARG);
 	ASSERT_EQ(vep_assertion_sign(NULL, AUD, 1, &a), VEP_ERR_ARG);
