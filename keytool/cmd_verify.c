@@ -3,8 +3,13 @@
  *
  * Owns the verdicts an administrator gets: stdout carries the email and
  * nothing else on success; stderr the reason (vep_strerror) on failure;
- * exit 0 valid, 1 invalid, 2 usage/I/O. Must never report "valid" without
- * a signature check against keys the caller chose or resolved.
+ * exit 0 valid, 1 invalid, 2 usage/I/O. verify-assertion --json prints
+ * instead, on stdout, the one-line object of Persona's remote verifier, as
+ * the authority's POST /verify answers: {"status":"okay","email",
+ * "audience","expires","issuer"} or {"status":"failure","reason"} with the
+ * same vep_strerror words, for every verdict (usage errors print none).
+ * Must never report "valid" without a signature check against keys the
+ * caller chose or resolved.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -30,9 +35,10 @@ struct kt_verify_args {
 	int64_t now_ms;
 	const char *input;
 	char connect_host[256];    /* --connect's host part */
+	int json;                  /* verify-assertion --json */
 };
 
-enum { OPT_CONNECT = 256, OPT_CAFILE, OPT_TIMEOUT };
+enum { OPT_CONNECT = 256, OPT_CAFILE, OPT_TIMEOUT, OPT_JSON };
 
 static int
 kt_verify_parse(const struct kt_cmd *self, int argc, char **argv,
@@ -47,6 +53,7 @@ kt_verify_parse(const struct kt_cmd *self, int argc, char **argv,
 		{ "connect", required_argument, NULL, OPT_CONNECT },
 		{ "cafile", required_argument, NULL, OPT_CAFILE },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "json", no_argument, NULL, OPT_JSON },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -96,6 +103,11 @@ kt_verify_parse(const struct kt_cmd *self, int argc, char **argv,
 				    KT_FETCH_TIMEOUT_MAX_S);
 			a->src.fetch.timeout_s = (int)v;
 			break;
+		case OPT_JSON:
+			if (!want_audience)
+				return kt_usage_error(self, "--json is for verify-assertion");
+			a->json = 1;
+			break;
 		case 'h': return kt_help(self) - 1; /* -1: done, exit 0 */
 		default: return kt_usage_error(self, "bad option");
 		}
@@ -129,6 +141,37 @@ kt_verdict(int r, const char *email)
 		return kt_invalid(r);
 	printf("%s\n", email);
 	return KT_EXIT_OK;
+}
+
+/* Reports an assertion's verdict r as the object POST /verify answers
+ * (b: the verified assertion when r is 0). The exit code is the text
+ * form's. */
+static int
+kt_json_verdict(int r, const vep_backed *b)
+{
+	json_t *o;
+	int pr;
+
+	if (r != 0)
+		o = json_pack("{s:s, s:s}", "status", "failure", "reason", vep_strerror(r));
+	else
+		o = json_pack("{s:s, s:s, s:s, s:I, s:s}", "status", "okay",
+		    "email", b->cert->email, "audience", b->audience,
+		    "expires", (json_int_t)b->exp_ms, "issuer", b->cert->issuer);
+	if ((pr = kt_print_json(o)) != 0) {
+		kt_err("cannot print the verdict: %s", vep_strerror(pr));
+		return KT_EXIT_USAGE;
+	}
+	return kt_verdict_exit(r);
+}
+
+/* Reports verify-assertion's verdict r in the form a asks for. */
+static int
+kt_assertion_verdict(const struct kt_verify_args *a, int r, const vep_backed *b)
+{
+	if (a->json)
+		return kt_json_verdict(r, b);
+	return kt_verdict(r, r == 0 ? b->cert->email : NULL);
 }
 
 /* The email's domain, lowercase (new text). */
@@ -220,25 +263,21 @@ kt_cmd_verify_assertion(const struct kt_cmd *self, int argc, char **argv)
 		return rc < 0 ? KT_EXIT_OK : rc;
 	if (kt_read_input(a.input, KT_INPUT_MAX_BYTES, &text, &len) != 0)
 		return KT_EXIT_USAGE;
-	if ((r = vep_backed_parse(text, len, &b)) != 0) {
-		rc = kt_invalid(r);
-		goto out;
+	if ((r = vep_backed_parse(text, len, &b)) != 0)
+		goto verdict;
+	if (kt_email_domain(b->cert->email, &domain) != 0) {
+		r = VEP_ERR_EMAIL;
+		goto verdict;
 	}
-	if ((r = kt_email_domain(b->cert->email, &domain)) != 0) {
-		rc = kt_invalid(VEP_ERR_EMAIL);
-		goto out;
-	}
-	if ((r = kt_resolve(&a.src, domain, &doc, &issuer)) != 0) {
-		rc = kt_invalid(r);
-		goto out;
-	}
+	if ((r = kt_resolve(&a.src, domain, &doc, &issuer)) != 0)
+		goto verdict;
 	r = vep_backed_verify(b, a.audience, issuer,
 	    (const vep_key *const *)doc->keys, doc->nkeys, a.now_ms);
 	if (r == VEP_ERR_ISSUER)
 		fprintf(stderr, "certificate issuer %s, expected %s\n",
 		    b->cert->issuer, issuer);
-	rc = kt_verdict(r, b->cert->email);
-out:
+verdict:
+	rc = kt_assertion_verdict(&a, r, b);
 	free(text);
 	free(domain);
 	free(issuer);

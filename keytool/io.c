@@ -192,3 +192,20 @@ kt_iso8601(int64_t ms, char out[64])
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 	    tm.tm_min, tm.tm_sec, (int)frac);
 }
+
+int
+kt_print_json(json_t *o)
+{
+	char *text;
+	int ret;
+
+	if (o == NULL)
+		return VEP_ERR_NOMEM;
+	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (text == NULL)
+		return VEP_ERR_NOMEM;
+	ret = puts(text) < 0 ? VEP_ERR_IO : VEP_OK;
+	free(text);
+	return ret;
+}

@@ -94,4 +94,9 @@ int kt_verdict_exit(int err);
 /* Formats ms since the epoch as ISO-8601 UTC with milliseconds. */
 void kt_iso8601(int64_t ms, char out[64]);
 
+/* Prints o as one compact line of JSON on stdout, members in the order
+ * they were added. Steals o (NULL is VEP_ERR_NOMEM). Returns 0,
+ * VEP_ERR_NOMEM or VEP_ERR_IO. */
+int kt_print_json(json_t *o);
+
 #endif

@@ -76,16 +76,21 @@ static const struct kt_cmd kt_cmds[] = {
 	  "Verifies a certificate as a relying party would and prints its email.\n"
 	  "--issuer-key trusts that key (no issuer check); --support-doc and\n"
 	  "--fetch resolve the email domain's support document (following\n"
-	  "delegation) and require iss to be the resolved authority. See\n"
-	  "verify-assertion for the --fetch URL forms.\n"
+	  "delegation) and require iss to be the resolved authority. iat and exp\n"
+	  "allow 30 s of clock skew. See verify-assertion for the --fetch URL\n"
+	  "forms.\n"
 	  "Exit 0: valid; 1: invalid (reason on stderr); 2: usage or I/O.\n" },
 	{ "verify-assertion", kt_cmd_verify_assertion,
 	  "--audience ORIGIN (--support-doc [DOMAIN=]FILE... | --fetch URL) "
-	  "[--connect HOST:PORT] [--cafile FILE] [--timeout S] [--at MS] FILE",
+	  "[--connect HOST:PORT] [--cafile FILE] [--timeout S] [--at MS] [--json] FILE",
 	  "Verifies a backed assertion (cert~assertion) as a relying party would\n"
 	  "and prints the email. The expected issuer is the email's domain, or,\n"
 	  "when its support document delegates, the authority at the end of the\n"
 	  "chain (at most 5 hops, no loops).\n"
+	  "--audience is the relying party's origin: scheme://host[:port], or\n"
+	  "host[:port] for http, a trailing / allowed, no other path. The\n"
+	  "assertion's aud must name the same scheme, host and port (default\n"
+	  "ports filled in, case ignored); iat and exp allow 30 s of clock skew.\n"
 	  "--fetch URL: either the support document itself (a URL whose path is\n"
 	  "/.well-known/browserid, e.g.\n"
 	  "http://127.0.0.1:8080/.well-known/browserid?domain=example.test), or a\n"
@@ -99,6 +104,10 @@ static const struct kt_cmd kt_cmds[] = {
 	  "--support-doc FILE is the email domain's document; DOMAIN=FILE gives\n"
 	  "the document of a delegated authority.\n"
 	  "--at MS verifies as of that time (ms since the epoch).\n"
+	  "--json prints, instead of the email or the reason, the one line that\n"
+	  "POST /verify answers: {\"status\":\"okay\",\"email\",\"audience\",\n"
+	  "\"expires\" (ms),\"issuer\"} or {\"status\":\"failure\",\"reason\"}, for\n"
+	  "every verdict (I/O and network failures too); usage errors print none.\n"
 	  "Exit 0: valid; 1: invalid (reason on stderr); 2: usage, I/O, network.\n" },
 	{ "audit", kt_cmd_audit,
 	  "--state DIR [--email ADDR|ACCOUNT] [--since TIME] [--limit N] [--json]\n"

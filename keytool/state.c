@@ -14,6 +14,7 @@
 #include "state.h"
 #include "store/db.h"
 #include "err.h"
+#include "kt.h"
 
 /* Seconds per unit of a relative age. */
 static const struct {
@@ -149,18 +150,7 @@ kt_state_printable(const char *s, char *buf, size_t buflen)
 int
 kt_state_print_json(json_t *o)
 {
-	char *text;
-	int ret;
-
-	if (o == NULL)
-		return VEP_ERR_NOMEM;
-	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(o);
-	if (text == NULL)
-		return VEP_ERR_NOMEM;
-	ret = puts(text) < 0 ? VEP_ERR_IO : VEP_OK;
-	free(text);
-	return ret;
+	return kt_print_json(o);
 }
 
 int

@@ -42,6 +42,14 @@ static const struct {
 	{ "https", 443 },
 };
 
+/* Which side of the comparison a text is: the relying party's (what it
+ * hands its verifier, maybe hand-written) or the assertion's aud (written
+ * by the user agent, signed, so trusted to be an origin). */
+enum origin_side {
+	ORIGIN_RP,      /* scheme optional (http), path at most "/" */
+	ORIGIN_AUD,     /* scheme required, anything after the authority ignored */
+};
+
 struct origin {
 	const char *scheme;     /* points into audience_schemes */
 	const char *host;       /* into the parsed text, not NUL-terminated */
@@ -63,80 +71,134 @@ is_v6_char(unsigned char c)
 	    (c >= '0' && c <= '9') || c == ':' || c == '.';
 }
 
-/* Parses scheme://host[:port][/path...] into o. Returns 0 or -1. */
+/* 1 when s (NUL-terminated) is at most AUDIENCE_MAX_CHARS printable ASCII
+ * characters without a space. */
 static int
-origin_parse(const char *s, struct origin *o)
+origin_text_ok(const char *s)
 {
-	size_t len, i, n;
-	const char *sep;
+	size_t len, i;
 
-	memset(o, 0, sizeof *o);
 	if (s == NULL || (len = strnlen(s, AUDIENCE_MAX_CHARS + 1)) > AUDIENCE_MAX_CHARS)
-		return -1;
+		return 0;
 	for (i = 0; i < len; i++)
 		if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f)
+			return 0;
+	return 1;
+}
+
+/* Reads "scheme://" at *p into o, moving *p past it. Without "://" the
+ * relying party's side defaults to http, as Persona's verifier does
+ * ("rp.example", "rp.example:8080"); the assertion's side has no default.
+ * Returns 0 or -1 (an unknown scheme, or none where one is required). */
+static int
+origin_scheme(const char **p, enum origin_side side, struct origin *o)
+{
+	const char *sep = strstr(*p, "://");
+	size_t i, n;
+
+	if (sep == NULL) {
+		if (side != ORIGIN_RP)
 			return -1;
-	if ((sep = strstr(s, "://")) == NULL)
-		return -1;
-	n = (size_t)(sep - s);
+		o->scheme = audience_schemes[0].name;
+		o->port = audience_schemes[0].port;
+		return 0;
+	}
+	n = (size_t)(sep - *p);
 	for (i = 0; i < sizeof audience_schemes / sizeof audience_schemes[0]; i++) {
 		if (strlen(audience_schemes[i].name) == n &&
-		    strncasecmp(s, audience_schemes[i].name, n) == 0) {
+		    strncasecmp(*p, audience_schemes[i].name, n) == 0) {
 			o->scheme = audience_schemes[i].name;
 			o->port = audience_schemes[i].port;
-			break;
+			*p = sep + 3;
+			return 0;
 		}
 	}
-	if (o->scheme == NULL)
-		return -1;
+	return -1;
+}
 
-	const char *p = sep + 3;
-	if (*p == '[') {
-		const char *end = strchr(p, ']');
-		if (end == NULL || end == p + 1)
+/* Reads a host (DNS name or bracketed IPv6 literal) at *p into o. */
+static int
+origin_host(const char **p, struct origin *o)
+{
+	const char *s = *p;
+
+	if (*s == '[') {
+		const char *end = strchr(s, ']');
+		if (end == NULL || end == s + 1)
 			return -1;
-		for (const char *q = p + 1; q < end; q++)
+		for (const char *q = s + 1; q < end; q++)
 			if (!is_v6_char((unsigned char)*q))
 				return -1;
-		o->host = p;
-		o->host_len = (size_t)(end - p) + 1;
-		p = end + 1;
+		o->host = s;
+		o->host_len = (size_t)(end - s) + 1;
+		*p = end + 1;
 	} else {
-		o->host = p;
-		while (is_host_char((unsigned char)*p))
-			p++;
-		o->host_len = (size_t)(p - o->host);
-		if (o->host_len == 0)
-			return -1;
+		o->host = s;
+		while (is_host_char((unsigned char)*s))
+			s++;
+		o->host_len = (size_t)(s - o->host);
+		*p = s;
 	}
-	if (o->host_len > AUDIENCE_HOST_MAX)
-		return -1;
-	if (*p == ':') {
-		unsigned long port = 0;
-		const char *d = ++p;
-		while (*p >= '0' && *p <= '9' && p - d <= 5) {
-			port = port * 10 + (unsigned long)(*p - '0');
-			p++;
-		}
-		/* An empty port ("host:") is refused rather than defaulted:
-		 * no browser writes an origin that way. */
-		if (p == d || port == 0 || port > AUDIENCE_PORT_MAX)
-			return -1;
-		o->port = (unsigned)port;
+	return o->host_len == 0 || o->host_len > AUDIENCE_HOST_MAX ? -1 : 0;
+}
+
+/* Reads ":port" at *p into o, if there is one. */
+static int
+origin_port(const char **p, struct origin *o)
+{
+	unsigned long port = 0;
+	const char *s = *p, *d;
+
+	if (*s != ':')
+		return 0;
+	d = ++s;
+	while (*s >= '0' && *s <= '9' && s - d <= 5) {
+		port = port * 10 + (unsigned long)(*s - '0');
+		s++;
 	}
-	/* What may follow the authority: nothing, a path, query or fragment.
-	 * Anything else ('@' userinfo, a stray character) is malformed. */
-	if (*p != '\0' && *p != '/' && *p != '?' && *p != '#')
+	/* An empty port ("host:") is refused rather than defaulted: no
+	 * browser writes an origin that way. */
+	if (s == d || port == 0 || port > AUDIENCE_PORT_MAX)
 		return -1;
+	o->port = (unsigned)port;
+	*p = s;
 	return 0;
 }
 
+/* Checks what follows the authority. The relying party's side may end
+ * there or with "/" (Persona's verifier refuses any other path: an RP that
+ * passes a URL for its origin is told so rather than matched on a prefix);
+ * the assertion's may go on with a path, query or fragment, ignored. Any
+ * other character ('@' of userinfo, a stray one) is malformed. */
+static int
+origin_rest(const char *p, enum origin_side side)
+{
+	if (side == ORIGIN_RP)
+		return strcmp(p, "") == 0 || strcmp(p, "/") == 0 ? 0 : -1;
+	return *p == '\0' || *p == '/' || *p == '?' || *p == '#' ? 0 : -1;
+}
+
+/* Parses one side of an audience comparison into o. Returns 0 or -1. */
+static int
+origin_parse(const char *s, enum origin_side side, struct origin *o)
+{
+	const char *p = s;
+
+	memset(o, 0, sizeof *o);
+	if (!origin_text_ok(s))
+		return -1;
+	if (origin_scheme(&p, side, o) != 0 || origin_host(&p, o) != 0 ||
+	    origin_port(&p, o) != 0)
+		return -1;
+	return origin_rest(p, side);
+}
+
 int
-vep_audience_match(const char *expected, const char *got)
+vep_audience_match(const char *rp, const char *aud)
 {
 	struct origin a, b;
 
-	if (origin_parse(expected, &a) != 0 || origin_parse(got, &b) != 0)
+	if (origin_parse(rp, ORIGIN_RP, &a) != 0 || origin_parse(aud, ORIGIN_AUD, &b) != 0)
 		return 0;
 	return a.scheme == b.scheme && a.port == b.port && a.host_len == b.host_len &&
 	    strncasecmp(a.host, b.host, a.host_len) == 0;
@@ -154,7 +216,8 @@ vep_assertion_sign(const vep_key *user_key, const char *audience,
 	*out = NULL;
 	if (user_key == NULL || audience == NULL || exp_ms < 0)
 		goto out;
-	/* Refuse to sign for an audience no verifier could match. */
+	/* Refuse to sign for an audience that a verifier given the same
+	 * text would not match: an origin, at most with "/". */
 	if (!vep_audience_match(audience, audience))
 		goto out;
 	if (!vep_key_has_private(user_key)) {
@@ -286,14 +349,9 @@ vep_backed_verify(const vep_backed *b, const char *audience,
 		ret = VEP_ERR_BADSIG;
 	if (ret != 0)
 		goto out;
-	if (b->exp_ms <= now_ms) {
-		ret = VEP_ERR_EXPIRED;
+	/* The same window, skew included, as the certificate's. */
+	if ((ret = vep_time_check(b->iat_ms, b->exp_ms, now_ms)) != 0)
 		goto out;
-	}
-	if (b->iat_ms >= 0 && b->iat_ms > now_ms) {
-		ret = VEP_ERR_NOTYET;
-		goto out;
-	}
 	if (!vep_audience_match(audience, b->audience)) {
 		ret = VEP_ERR_AUDIENCE;
 		goto out;

@@ -207,15 +207,22 @@ vep_cert_verify(const vep_cert *c, const vep_key *const *keys, size_t nkeys,
 			break;
 		}
 	}
-	if (ret != VEP_OK)
-		goto out;
-	/* No skew allowance, exactly as the deployed verifiers. */
-	if (c->iat_ms >= 0 && c->iat_ms > now_ms)
-		ret = VEP_ERR_NOTYET;
-	else if (c->exp_ms <= now_ms)
-		ret = VEP_ERR_EXPIRED;
+	if (ret == VEP_OK)
+		ret = vep_time_check(c->iat_ms, c->exp_ms, now_ms);
 out:
 	return ret;
+}
+
+int
+vep_time_check(int64_t iat_ms, int64_t exp_ms, int64_t now_ms)
+{
+	/* Written so that no subtraction can overflow, whatever the caller
+	 * passes: iat is not negative there, and now is checked first. */
+	if (iat_ms >= 0 && now_ms < iat_ms - VEP_CLOCK_SKEW_MS)
+		return VEP_ERR_NOTYET;
+	if (now_ms >= INT64_MIN + VEP_CLOCK_SKEW_MS && exp_ms <= now_ms - VEP_CLOCK_SKEW_MS)
+		return VEP_ERR_EXPIRED;
+	return VEP_OK;
 }
 
 void

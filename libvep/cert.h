@@ -19,6 +19,17 @@
 /* Hard cap on a certificate's lifetime, whatever anyone asks (ms). */
 #define VEP_CERT_MAX_LIFETIME_MS (24LL * 3600 * 1000)
 
+/* Clock skew every libvep verdict allows (ms), for certificates and
+ * assertions alike (docs/PROTOCOL.md, Clock skew): an iat up to this much
+ * after the verifier's clock and an exp up to this much before it are still
+ * accepted. 30 s covers a browser or an issuer whose clock is off by the
+ * tens of seconds seen on machines without working NTP, and is three times
+ * the issuer's 10 s back-dating; it stays a quarter of the 2-minute life of
+ * the assertions browsers make, so a captured assertion lives at most 30 s
+ * longer. Issuing is unchanged: certificates are still back-dated, so the
+ * deployed verifiers, which allow no skew, accept them too. */
+#define VEP_CLOCK_SKEW_MS (30LL * 1000)
+
 struct vep_cert_params {
 	const char *issuer;     /* domain, lowercase */
 	const char *email;      /* normalised address */
@@ -51,11 +62,17 @@ int vep_cert_parse(const char *text, size_t len, vep_cert **out);
 int vep_cert_parse_checked(const char *text, size_t len, enum vep_key_checks checks,
     vep_cert **out);
 
-/* Checks the signature against any of keys[0..nkeys), then times:
- * VEP_ERR_NOTYET when iat > now, VEP_ERR_EXPIRED when exp <= now. */
+/* Checks the signature against any of keys[0..nkeys), then times
+ * (vep_time_check). */
 int vep_cert_verify(const vep_cert *c, const vep_key *const *keys, size_t nkeys,
     int64_t now_ms);
 
 void vep_cert_free(vep_cert *c);
+
+/* The validity window of every libvep verdict, with VEP_CLOCK_SKEW_MS on
+ * both sides: VEP_ERR_NOTYET when iat_ms (-1: absent, no bound) is more
+ * than the skew after now, VEP_ERR_EXPIRED when exp is the skew or more
+ * before now, else 0: valid while iat - skew <= now < exp + skew. */
+int vep_time_check(int64_t iat_ms, int64_t exp_ms, int64_t now_ms);
 
 #endif

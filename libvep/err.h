@@ -19,8 +19,8 @@ enum {
 	VEP_ERR_KEYSIZE = -5,    /* key of a size the protocol does not allow */
 	VEP_ERR_KEY = -6,        /* key values out of range, inconsistent or unsafe */
 	VEP_ERR_BADSIG = -7,     /* signature does not verify */
-	VEP_ERR_EXPIRED = -8,    /* exp is not after now */
-	VEP_ERR_NOTYET = -9,     /* iat is after now */
+	VEP_ERR_EXPIRED = -8,    /* exp at least the clock skew before now */
+	VEP_ERR_NOTYET = -9,     /* iat more than the clock skew after now */
 	VEP_ERR_AUDIENCE = -10,  /* audience does not match */
 	VEP_ERR_ISSUER = -11,    /* issuer not allowed for this email */
 	VEP_ERR_EMAIL = -12,     /* email syntax not acceptable */

@@ -612,6 +612,15 @@ def now_ms():
     return int(time.time() * 1000)
 
 
+def clock_skew_ms():
+    """VEP_CLOCK_SKEW_MS as libvep/cert.h defines it: the allowance every
+    libvep verdict gives iat and exp."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "libvep", "cert.h"), encoding="utf-8") as f:
+        m = re.search(r"#define VEP_CLOCK_SKEW_MS \((\d+)LL \* 1000\)", f.read())
+    return int(m.group(1)) * 1000
+
+
 # --- JWS ---------------------------------------------------------------------
 
 

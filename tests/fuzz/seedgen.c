@@ -116,6 +116,10 @@ seed_email(void)
 		{ "audience-pair-ipv6", "https://[::1]:8443\nhttps://[::1]:8443" },
 		{ "audience-pair-ports", "http://localhost:10001\nhttp://localhost:10002" },
 		{ "audience-userinfo", "https://user@rp.example\nhttps://rp.example" },
+		{ "audience-rp-bare", "rp.example\nhttp://rp.example" },
+		{ "audience-rp-bare-port", "rp.example:8080\nhttp://rp.example:8080/" },
+		{ "audience-rp-path", "https://rp.example/path\nhttps://rp.example" },
+		{ "audience-rp-slash", "https://rp.example/\nhttps://rp.example/a?b#c" },
 	};
 	for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
 		put("email", seeds[i][0], seeds[i][1]);

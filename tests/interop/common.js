@@ -49,7 +49,8 @@ function keytool(args, input) {
   return { code: r.status, stdout: r.stdout || '', stderr: r.stderr || '' };
 }
 
-/* Mozilla's verdict on a backed assertion: {ok, email, issuer, err}.
+/* Mozilla's verdict on a backed assertion: {ok, email, issuer, audience,
+ * expires (ms), err}.
  * docs maps domain -> support document text; fetch(domain, path, cb)
  * overrides where documents come from. */
 function mozVerify(assertion, audience, opts) {
@@ -62,7 +63,7 @@ function mozVerify(assertion, audience, opts) {
   });
   return new Promise((resolve) => {
     Verifier.verify(args, (err, r) => resolve(err ? { ok: false, err: String(err) }
-      : { ok: true, email: r.email, issuer: r.issuer }));
+      : { ok: true, email: r.email, issuer: r.issuer, audience: r.audience, expires: new Date(r.expires).valueOf() }));
   });
 }
 

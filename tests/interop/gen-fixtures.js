@@ -6,8 +6,12 @@
  * (jsbn's keygen takes seconds) and are loaded into browserid-crypto with
  * their CRT parameters; all signing is done by browserid-crypto.
  *
- * Exports generate() -> {doc, domainPem, now, cert(user, email, iss, iat, exp)
- * (signs with the domain key), fixtures: [{name, backed, cert, audience, valid, certValid}]}. Run directly, writes them to DIR.
+ * Exports generate() -> {doc, domainPem (the domain's private key), now,
+ * cert(user, email, iss, iat, exp) (signs with the domain key), fixtures:
+ * [{name, backed, cert, audience, valid, certValid, at, ours}]}: valid is Mozilla's verdict,
+ * certValid vep-keytool verify-cert's, ours (when present) verify-assertion's
+ * where it legitimately differs from Mozilla's, at (ms, when present) the
+ * time to verify at. Run directly, writes them to DIR.
  */
 'use strict';
 const crypto = require('crypto');
@@ -17,6 +21,39 @@ const c = require('./common.js');
 
 const DOMAIN = 'example.test';
 const AUD = 'https://rp.example';
+/* docs/PROTOCOL.md's audience table: rp is the relying party's audience,
+ * aud the assertion's; moz whether Mozilla's verifier matches them, ours
+ * libvep's verdict where it differs (it refuses what Mozilla's URL parser
+ * repairs, and reads a port as a number). */
+const AUDIENCE_CASES = [
+  { rp: 'https://rp.example', aud: 'https://rp.example', moz: true },
+  { rp: 'https://rp.example:443', aud: 'https://rp.example', moz: true },
+  { rp: 'https://rp.example', aud: 'https://rp.example:443', moz: true },
+  { rp: 'https://rp.example', aud: 'http://rp.example', moz: false },
+  { rp: 'https://rp.example', aud: 'https://rp.example:8443', moz: false },
+  { rp: 'https://rp.example/', aud: 'https://rp.example', moz: true },
+  { rp: 'https://rp.example', aud: 'https://rp.example/a/b?q=1#f', moz: true },
+  { rp: 'https://rp.example/path', aud: 'https://rp.example', moz: false },
+  { rp: 'https://rp.example?x=1', aud: 'https://rp.example', moz: false },
+  { rp: 'https://rp.example#f', aud: 'https://rp.example', moz: true, ours: false },
+  { rp: 'rp.example', aud: 'http://rp.example', moz: true },
+  { rp: 'rp.example', aud: 'https://rp.example', moz: false },
+  { rp: 'rp.example/path', aud: 'http://rp.example', moz: false },
+  { rp: 'rp.example:8080', aud: 'http://rp.example:8080', moz: true },
+  { rp: 'rp.example:8080', aud: 'https://rp.example:8080', moz: false },
+  { rp: 'rp.example:443', aud: 'https://rp.example', moz: false },
+  { rp: 'http://rp.example', aud: 'rp.example', moz: false },
+  { rp: 'HTTPS://RP.Example', aud: 'https://rp.example', moz: true },
+  { rp: 'https://rp.example', aud: 'HTTPS://RP.EXAMPLE:443', moz: true },
+  { rp: 'https://[2001:DB8::1]', aud: 'https://[2001:db8::1]:443', moz: true },
+  { rp: '[::1]:8080', aud: 'http://[::1]:8080', moz: true },
+  { rp: 'https://[::1]', aud: 'https://[0:0::1]', moz: false },
+  { rp: 'https://rp.example', aud: 'https://rp.example.evil', moz: false },
+  { rp: 'https://rp.example:0443', aud: 'https://rp.example', moz: false, ours: true },
+  { rp: 'https://user@rp.example', aud: 'https://rp.example', moz: true, ours: false },
+  { rp: 'app://rp.example', aud: 'app://rp.example', moz: true, ours: false },
+];
+
 /* Bound on the search for a signature with a leading zero byte (tries). */
 const SHORT_SIG_MAX_TRIES = 20000;
 const MIN = 60 * 1000;
@@ -75,8 +112,9 @@ async function generate() {
   const cert = (user, email, iss, iat, exp) => c.signCert(domain.secretKey, user.publicKey, email, iss || DOMAIN,
     iat || now - 10000, exp || now + 60 * MIN);
   const fixtures = [];
-  const add = (name, certText, assertion, valid, certValid, audience) => fixtures.push({
+  const add = (name, certText, assertion, valid, certValid, audience, more) => fixtures.push({
     name, cert: certText, backed: c.jwcrypto.cert.bundle([certText], assertion), audience: audience || AUD, valid, certValid,
+    ...more,
   });
 
   const rsCert = await cert(rsUser, 'alice@example.test');
@@ -101,6 +139,30 @@ async function generate() {
   add('tampered certificate', tampered, await c.signAssertion(dsUser.secretKey, AUD, now + 2 * MIN), false, false);
   const other = await c.keypair('DS', 128);
   add('assertion by another key', dsCert, await c.signAssertion(other.secretKey, AUD, now + 2 * MIN), false, true);
+  // The audience table of docs/PROTOCOL.md (Audience), row for row: an
+  // assertion made for aud, verified by a relying party that says rp.
+  // moz is Mozilla's verdict; ours, where given, libvep's where it differs.
+  const byAud = new Map(); // one signature per aud: DSA in JS is slow
+  for (const a of AUDIENCE_CASES) {
+    if (!byAud.has(a.aud)) byAud.set(a.aud, await c.signAssertion(dsUser.secretKey, a.aud, now + 2 * MIN));
+    add(`audience: rp ${a.rp}, aud ${a.aud}`, dsCert, byAud.get(a.aud),
+      a.moz, true, a.rp, a.ours === undefined ? {} : { ours: a.ours });
+  }
+  // The clock skew (docs/PROTOCOL.md, Clock skew), verified as of `at`:
+  // Mozilla's verifier allows none and refuses the first and third, which
+  // libvep accepts (ours); just beyond the skew both refuse.
+  const SKEW = 30000;
+  const at = now;
+  add('assertion exp 1 ms inside the clock skew', dsCert,
+    await c.signAssertion(dsUser.secretKey, AUD, at - SKEW + 1), false, true, null, { at, ours: true });
+  add('assertion exp exactly the clock skew ago', dsCert,
+    await c.signAssertion(dsUser.secretKey, AUD, at - SKEW), false, true, null, { at });
+  const skewCert = await cert(dsUser, 'bob@example.test', null, at + SKEW, at + 60 * MIN);
+  add('certificate iat exactly the clock skew ahead', skewCert,
+    await c.signAssertion(dsUser.secretKey, AUD, at + 2 * MIN), false, true, null, { at, ours: true });
+  const pastSkewCert = await cert(dsUser, 'bob@example.test', null, at + SKEW + 1, at + 60 * MIN);
+  add('certificate iat 1 ms beyond the clock skew', pastSkewCert,
+    await c.signAssertion(dsUser.secretKey, AUD, at + 2 * MIN), false, false, null, { at });
   /* The domain's private key as PEM, for a server that must verify with it
    * (test_verify_endpoint.js). */
   const domainPem = domain.nodeKey.export({ type: 'pkcs8', format: 'pem' });

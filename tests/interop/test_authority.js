@@ -6,7 +6,9 @@
  * and has browserid-local-verify do real discovery against the running
  * server (httpRequest keeps the domain name, connects to 127.0.0.1). It also
  * signs in with the demo account (real PAM under pam_wrapper) and has the
- * server itself certify browserid-crypto keys through POST /api/cert. Then
+ * server itself certify browserid-crypto keys through POST /api/cert, and
+ * has POST /verify answer what vep-keytool verify-assertion --json prints
+ * (audiences, the clock skew). Then
  * rotates the key, reloads (SIGHUP) and checks the old certificate still
  * verifies through "keys".
  */
@@ -81,6 +83,32 @@ function api(port, method, p, obj, headers) {
     t.check(b.code === 0, 'vep-keytool sign-assertion');
     let moz = await c.mozVerify(b.stdout.trim(), AUD, { httpRequest });
     t.check(moz.ok && moz.email === 'bob@example.test', `mozilla accepts a vep-keytool backed assertion (${moz.err || ''})`);
+
+    // POST /verify and vep-keytool verify-assertion --json give the same
+    // object, both libvep's verdict: audiences of docs/PROTOCOL.md's table
+    // and assertion exps on either side of the clock skew (30 s).
+    const doc = `http://127.0.0.1:${port}/.well-known/browserid?domain=${DOMAIN}`;
+    const signed = (at, duration) => c.keytool(['sign-assertion', '--key', ukey, '--audience', AUD,
+      '--cert', certFile, '--at', String(at), '--duration', String(duration)]).stdout.trim();
+    const now = Date.now();
+    const cases = [
+      [b.stdout.trim(), AUD, 'okay', ''], [b.stdout.trim(), 'https://rp.example:443/', 'okay', ''],
+      [b.stdout.trim(), 'rp.example', 'failure', ''],
+      [b.stdout.trim(), 'https://rp.example/login', 'failure', ''],
+      [b.stdout.trim(), 'http://rp.example', 'failure', ''],
+      [signed(now - 85000, 80), AUD, 'okay', ', exp 5 s ago'],
+      [signed(now - 120000, 80), AUD, 'failure', ', exp 40 s ago'],
+    ];
+    for (const [assertion, audience, status, what] of cases) {
+      const v = await api(port, 'POST', '/verify', { assertion, audience });
+      const kj = c.keytool(['verify-assertion', '--json', '--audience', audience, '--fetch', doc,
+        write('verify-case', assertion)]);
+      let o = null;
+      try { o = JSON.parse(kj.stdout); } catch (e) { /* reported below */ }
+      t.check(v.status === 200 && v.json && v.json.status === status
+        && JSON.stringify(v.json) === JSON.stringify(o),
+      `POST /verify for ${audience}${what}: ${status}, as verify-assertion --json (${JSON.stringify(v.json)} vs ${kj.stdout.trim()})`);
+    }
 
     // Issued by the running authority after a PAM sign-in.
     const login = await api(port, 'POST', '/api/login',

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """vep-keytool certify / sign-assertion / verify-* / inspect, including
-Mozilla's known-answer vectors verified as of their own time, and the
+the clock skew at its edges, Mozilla's known-answer vectors verified as of
+their own time, and the
 forgeries that unsafe user keys allow (issue 11) refused."""
 import hashlib
 import json
@@ -11,7 +12,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import vephelp  # noqa: E402
-from vephelp import b64url, jws_payload as payload, now_ms  # noqa: E402
+from vephelp import b64url, clock_skew_ms, jws_payload as payload, now_ms  # noqa: E402
 
 C = vephelp.Checker("keytool_verify")
 SRCROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -99,11 +100,13 @@ def invalid_verdicts(k):
     C.eq("another audience: exit 1, nothing printed", (rc, out), (1, ""))
     C.check("... says audience", "audience" in err, err)
     pl = payload(open(k.c).read())
-    rc, _, err = k.kt("verify-cert", "--support-doc", doc, "--at", pl["exp"] + 1, k.c)
-    C.eq("verify-cert --at after exp: exit 1", rc, 1)
-    C.check("... says invalid:", "invalid:" in err, err)
-    rc, _, err = k.kt("verify-cert", "--support-doc", doc, "--at", pl["iat"] - 1, k.c)
-    C.eq("verify-cert --at before iat: exit 1", rc, 1)
+    skew = clock_skew_ms()
+    rc, _, err = k.kt("verify-cert", "--support-doc", doc, "--at", pl["exp"] + skew, k.c)
+    C.eq("verify-cert --at exp + skew: exit 1", rc, 1)
+    C.check("... says invalid: expired", "invalid: expired" in err, err)
+    rc, _, err = k.kt("verify-cert", "--support-doc", doc, "--at", pl["iat"] - skew - 1, k.c)
+    C.eq("verify-cert --at more than the skew before iat: exit 1", rc, 1)
+    C.check("... says issued in the future", "issued in the future" in err, err)
     # a key that did not sign it
     other = k.keydir("other")
     rc, _, err = k.kt("verify-assertion", "--audience", "https://rp.example",
@@ -143,6 +146,124 @@ def invalid_verdicts(k):
          k.kt("verify-assertion", "--support-doc", doc, k.b)[0], 2)
     C.eq("verify-cert --at -5: exit 2",
          k.kt("verify-cert", "--support-doc", doc, "--at", "-5", k.c)[0], 2)
+
+
+def clock_skew(k):
+    """The clock skew (VEP_CLOCK_SKEW_MS) at its edges, as libvep applies
+    it: valid while iat - skew <= at < exp + skew, for the certificate and
+    the assertion alike."""
+    k.signed("bob@example.test")
+    doc = k.doc(k.d)
+    skew = clock_skew_ms()
+    C.eq("VEP_CLOCK_SKEW_MS is 30 s, as README and docs/PROTOCOL.md say", skew, 30000)
+    cpl = payload(open(k.c).read())
+    for at, rc_want, what in ((cpl["iat"] - skew + 1, 0, "iat - skew + 1"),
+                              (cpl["iat"] - skew, 0, "iat - skew"),
+                              (cpl["iat"] - skew - 1, 1, "iat - skew - 1"),
+                              (cpl["exp"] + skew - 1, 0, "exp + skew - 1"),
+                              (cpl["exp"] + skew, 1, "exp + skew"),
+                              (cpl["exp"] + skew + 1, 1, "exp + skew + 1")):
+        rc, out, err = k.kt("verify-cert", "--support-doc", doc, "--at", at, k.c)
+        C.eq("verify-cert --at certificate's %s: exit %d" % (what, rc_want), rc, rc_want, err)
+    # An assertion of 1 s, made as the certificate begins, so both windows
+    # overlap: its exp decides at its own edges.
+    b = k.backed(k.u, k.c, "https://rp.example", "--duration", "1",
+                 "--at", str(cpl["iat"]))
+    aexp = payload(open(b).read().split("~")[1])["exp"]
+    for at, rc_want in ((aexp + skew - 1, 0), (aexp + skew, 1), (aexp + skew + 1, 1)):
+        rc, out, err = k.kt("verify-assertion", "--audience", "https://rp.example",
+                            "--support-doc", doc, "--at", at, b)
+        C.eq("verify-assertion --at assertion's exp %+d ms: exit %d"
+             % (at - aexp, rc_want), rc, rc_want, err)
+        if rc_want:
+            C.check("... says expired", "expired" in err, err)
+
+
+def json_line(what, out):
+    """The one JSON object verify-assertion --json printed, or None."""
+    lines = out.splitlines()
+    C.eq(what + ": one line on stdout", len(lines), 1, out)
+    try:
+        return json.loads(lines[0]) if len(lines) == 1 else None
+    except ValueError as e:
+        C.check(what + ": stdout is JSON", False, "%s: %r" % (e, out))
+        return None
+
+
+def json_failure(k, what, args, reason, rc_want=1):
+    """verify-assertion --json ARGS fails: exit rc_want and exactly
+    {"status":"failure","reason":reason}, POST /verify's shape."""
+    rc, out, err = k.kt("verify-assertion", "--json", *args)
+    C.eq(what + ": exit %d" % rc_want, rc, rc_want, err)
+    o = json_line(what, out)
+    C.eq(what + ": {status: failure, reason}", o, {"status": "failure", "reason": reason})
+
+
+def json_verdicts(k):
+    """verify-assertion --json prints the object POST /verify answers, on
+    one line of stdout, with the same exit codes as without it."""
+    k.signed("bob@example.test")
+    doc = k.doc(k.d)
+    rc, out, err = k.kt("verify-assertion", "--json", "--audience", "https://rp.example",
+                        "--support-doc", doc, k.b)
+    C.eq("--json valid: exit 0", rc, 0, err)
+    C.eq("--json valid: nothing on stderr", err, "")
+    o = json_line("--json valid", out)
+    cpl, apl = payload(open(k.c).read()), payload(open(k.b).read().split("~")[1])
+    C.eq("--json valid: exactly these fields, in /verify's order",
+         list(o or {}), ["status", "email", "audience", "expires", "issuer"])
+    C.eq("--json valid: the values", o, {
+        "status": "okay", "email": "bob@example.test", "audience": "https://rp.example",
+        "expires": apl["exp"], "issuer": cpl["iss"]})
+    C.check("--json valid: expires is an integer (ms)",
+            type((o or {}).get("expires")) is int and o["expires"] > now_ms(), o)
+    C.check("--json valid: the others are strings",
+            all(type(o[f]) is str for f in ("status", "email", "audience", "issuer")), o)
+    # audience: the assertion's aud, not what the relying party passed
+    rc, out, _ = k.kt("verify-assertion", "--json", "--audience", "RP.example:443",
+                      "--support-doc", doc, k.b)
+    C.eq("--json for rp.example:443 (http): exit 1", rc, 1)
+    rc, out, _ = k.kt("verify-assertion", "--json", "--audience", "https://RP.example:443/",
+                      "--support-doc", doc, k.b)
+    C.eq("--json for https://RP.example:443/: the assertion's aud",
+         (rc, (json_line("--json default port", out) or {}).get("audience")),
+         (0, "https://rp.example"))
+
+    json_failure(k, "--json expired", ["--audience", "https://rp.example", "--support-doc", doc,
+                                       "--at", apl["exp"] + clock_skew_ms(), k.b], "expired")
+    json_failure(k, "--json not yet valid",
+                 ["--audience", "https://rp.example", "--support-doc", doc,
+                  "--at", cpl["iat"] - clock_skew_ms() - 1, k.b], "issued in the future")
+    json_failure(k, "--json another audience", ["--audience", "https://other.example",
+                                                "--support-doc", doc, k.b],
+                 "audience does not match")
+    json_failure(k, "--json a path in the relying party's audience",
+                 ["--audience", "https://rp.example/login", "--support-doc", doc, k.b],
+                 "audience does not match")
+    h, p, sig = open(k.c).read().strip().split(".")
+    cpl["principal"]["email"] = "mallory@example.test"
+    tampered = k.write("tampered-b", ".".join([h, b64url(json.dumps(cpl).encode()), sig]) +
+                       "~" + open(k.b).read().split("~")[1])
+    json_failure(k, "--json a tampered certificate", ["--audience", "https://rp.example",
+                                                     "--support-doc", doc, tampered],
+                 "signature does not verify")
+    json_failure(k, "--json garbage", ["--audience", "https://rp.example", "--support-doc", doc,
+                                       k.write("garbage", "x.y.z")], "malformed input")
+    json_failure(k, "--json another domain key's document",
+                 ["--audience", "https://rp.example", "--support-doc",
+                  k.doc(k.keydir("other"), "o.json"), k.b], "signature does not verify")
+    # I/O (the delegated authority's document missing): exit 2, still JSON
+    c2 = k.cert(["--dir", k.d], "carol@example.test", k.u, "--issuer", "idp.example")
+    deleg = k.write("deleg.json", k.ok("support-doc", "--delegate", "idp.example"))
+    json_failure(k, "--json a document that cannot be read",
+                 ["--audience", "https://rp.example", "--support-doc", deleg, k.backed(k.u, c2)],
+                 "input/output error", rc_want=2)
+    # usage errors: exit 2, no JSON
+    rc, out, err = k.kt("verify-assertion", "--json", "--support-doc", doc, k.b)
+    C.eq("--json without --audience: exit 2, nothing on stdout", (rc, out), (2, ""), err)
+    rc, out, err = k.kt("verify-cert", "--json", "--support-doc", doc, k.c)
+    C.eq("verify-cert --json: a usage error (exit 2)", (rc, out), (2, ""), err)
+    C.check("... says it is for verify-assertion", "verify-assertion" in err, err)
 
 
 def rotation_keeps_previous_valid(k):
@@ -264,9 +385,9 @@ def cert_vectors(k):
         rc, out, err = k.kt("verify-cert", "--issuer-key", key, "--at", at, cert)
         C.eq("certificate vector %d: verified as of its time" % i, (rc, out),
              (0, v["email"] + "\n"), err)
-        rc, _, _ = k.kt("verify-cert", "--issuer-key", key, "--at", int(v["expires_at"]) + 1,
-                        cert)
-        C.eq("certificate vector %d: expired after its exp" % i, rc, 1)
+        rc, _, _ = k.kt("verify-cert", "--issuer-key", key, "--at",
+                        int(v["expires_at"]) + clock_skew_ms(), cert)
+        C.eq("certificate vector %d: expired the clock skew after its exp" % i, rc, 1)
 
 
 def backed_vectors(k):
@@ -391,7 +512,8 @@ def rsa_prime_modulus_forgery(k):
 if __name__ == "__main__":
     sys.exit(vephelp.keytool_main(C, [
         certify_fields_and_times, duration_cap_and_issuer,
-        valid, invalid_verdicts, rotation_keeps_previous_valid, delegation_files,
+        valid, invalid_verdicts, clock_skew, json_verdicts, rotation_keeps_previous_valid,
+        delegation_files,
         input_cap, inspect, cert_vectors, backed_vectors,
         harness_domain_key_is_honest, dsa_even_q_composite_p_forgery,
         rsa_prime_modulus_forgery]))

@@ -1,8 +1,9 @@
 /*
  * test_assertion.c - assertions and backed assertions (libvep/assertion.c)
  * with real keys: signing, joining, parsing (chains, shapes, limits) and
- * every verification rule, plus the audience (origin) comparison, and the
- * forgery an unsafe DSA user key allowed (issue 11) refused.
+ * every verification rule (the clock skew at its edges), plus the audience
+ * comparison case by case, and the forgery an unsafe DSA user key allowed
+ * (issue 11) refused.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #define T_NOW (T_IAT + 1000)
 #define AUD "https://rp.example"
 #define ISS "example.com"
+#define SKEW VEP_CLOCK_SKEW_MS
 
 static vep_key *domain_key, *other_domain_key, *user_key, *other_user_key, *dsa_user;
 
@@ -106,6 +108,12 @@ test_assertion_sign_payload(void)
 	a = (char *)1;
 	ASSERT_EQ(vep_assertion_sign(user_key, "not a url", T_ASSERT_EXP, &a), VEP_ERR_ARG);
 	ASSERT_TRUE(a == NULL);
+	/* Only what a verifier given the same text matches: an origin, with
+	 * "/" at most; neither a bare host nor a path. */
+	ASSERT_EQ(vep_assertion_sign(user_key, "rp.example", T_ASSERT_EXP, &a), VEP_ERR_ARG);
+	ASSERT_EQ(vep_assertion_sign(user_key, AUD "/path", T_ASSERT_EXP, &a), VEP_ERR_ARG);
+	ASSERT_EQ(vep_assertion_sign(user_key, AUD "/", T_ASSERT_EXP, &a), 0);
+	free(a);
 	ASSERT_EQ(vep_assertion_sign(user_key, NULL, T_ASSERT_EXP, &a), VEP_ERR_ARG);
 	ASSERT_EQ(vep_assertion_sign(user_key, AUD, -1, &a), VEP_ERR_ARG);
 	ASSERT_EQ(vep_assertion_sign(NULL, AUD, 1, &a), VEP_ERR_ARG);
@@ -157,7 +165,9 @@ test_parse_and_verify(void)
 	const vep_key *keys[] = { domain_key };
 	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 1, T_NOW), 0);
 	ASSERT_EQ(vep_backed_verify(b, AUD, "EXAMPLE.com", keys, 1, T_NOW), 0);
-	ASSERT_EQ(vep_backed_verify(b, AUD "/path?q", ISS, keys, 1, T_NOW), 0);
+	ASSERT_EQ(vep_backed_verify(b, AUD "/", ISS, keys, 1, T_NOW), 0);
+	/* A relying party's audience with a path is refused (no prefix match). */
+	ASSERT_EQ(vep_backed_verify(b, AUD "/path?q", ISS, keys, 1, T_NOW), VEP_ERR_AUDIENCE);
 	ASSERT_EQ(vep_backed_verify(b, "https://RP.example:443", ISS, keys, 1, T_NOW), 0);
 	ASSERT_EQ(vep_backed_verify(b, AUD, "other.example", keys, 1, T_NOW), VEP_ERR_ISSUER);
 	ASSERT_EQ(vep_backed_verify(b, "http://rp.example", ISS, keys, 1, T_NOW), VEP_ERR_AUDIENCE);
@@ -166,11 +176,12 @@ test_parse_and_verify(void)
 	ASSERT_EQ(vep_backed_verify(b, "https://evil.example", ISS, keys, 1, T_NOW),
 	    VEP_ERR_AUDIENCE);
 	ASSERT_EQ(vep_backed_verify(b, "garbage", ISS, keys, 1, T_NOW), VEP_ERR_AUDIENCE);
-	/* Times: the assertion expires first, the certificate's iat bounds. */
+	/* Times: the assertion expires first, the certificate's iat bounds
+	 * (each with the clock skew: test_clock_skew). */
 	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 1, T_ASSERT_EXP - 1), 0);
-	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 1, T_ASSERT_EXP), VEP_ERR_EXPIRED);
+	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 1, T_ASSERT_EXP + SKEW), VEP_ERR_EXPIRED);
 	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 1, T_CERT_EXP), VEP_ERR_EXPIRED);
-	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 1, T_IAT - 1), VEP_ERR_NOTYET);
+	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 1, T_IAT - SKEW - 1), VEP_ERR_NOTYET);
 	const vep_key *wrong[] = { other_domain_key };
 	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, wrong, 1, T_NOW), VEP_ERR_BADSIG);
 	ASSERT_EQ(vep_backed_verify(b, AUD, ISS, keys, 0, T_NOW), VEP_ERR_NOKEY);
@@ -187,8 +198,9 @@ test_cert_expired_before_assertion(void)
 {
 	char *c = make_cert(user_key, T_IAT, T_IAT + 500);
 	char *t = backed(c, NULL);
-	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_IAT + 499), 0);
-	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_IAT + 500), VEP_ERR_EXPIRED);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_IAT + 500 + SKEW - 1), 0);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_IAT + 500 + SKEW), VEP_ERR_EXPIRED);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_IAT + 500 + SKEW + 1), VEP_ERR_EXPIRED);
 	free(t);
 	free(c);
 }
@@ -205,10 +217,44 @@ test_assertion_iat(void)
 	ASSERT_EQ(vep_backed_parse(t, strlen(t), &b), 0);
 	ASSERT_EQ(b->iat_ms, T_NOW + 10);
 	vep_backed_free(b);
-	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_NOW), VEP_ERR_NOTYET);
-	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_NOW + 10), 0);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_NOW + 10 - SKEW - 1), VEP_ERR_NOTYET);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_NOW + 10 - SKEW), 0);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_NOW), 0);
 	free(t);
 	free(a);
+}
+
+/* The clock skew (cert.h), exactly at its edges, for the assertion's exp
+ * and iat and, through vep_backed_verify, the certificate's iat. */
+static void
+test_clock_skew(void)
+{
+	const int64_t a_iat = T_NOW + 5000;
+	char pl[256];
+	snprintf(pl, sizeof pl, "{\"aud\":\"%s\",\"exp\":%lld,\"iat\":%lld}", AUD,
+	    (long long)T_ASSERT_EXP, (long long)a_iat);
+	char *a = sign_text(user_key, pl);
+	char *t = backed(NULL, a);
+	ASSERT_TRUE(t != NULL);
+	/* assertion exp: accepted until the skew after it */
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_ASSERT_EXP + SKEW - 1), 0);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_ASSERT_EXP + SKEW), VEP_ERR_EXPIRED);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_ASSERT_EXP + SKEW + 1),
+	    VEP_ERR_EXPIRED);
+	/* assertion iat: accepted up to the skew before it */
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, a_iat - (SKEW - 1)), 0);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, a_iat - SKEW), 0);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, a_iat - (SKEW + 1)), VEP_ERR_NOTYET);
+	free(t);
+	free(a);
+
+	/* certificate iat, the assertion (no iat) current */
+	t = backed(NULL, NULL);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_IAT - (SKEW - 1)), 0);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_IAT - SKEW), 0);
+	ASSERT_EQ(verify_text(t, AUD, ISS, domain_key, T_IAT - (SKEW + 1)), VEP_ERR_NOTYET);
+	free(t);
+	/* certificate exp: test_cert_expired_before_assertion */
 }
 
 static void
@@ -361,66 +407,112 @@ test_parse_shapes(void)
 	free(a);
 }
 
+/* Every row of docs/PROTOCOL.md's table (Audience), and more: the
+ * relying party's audience (rp) against the assertion's aud. Not
+ * symmetric: rp may lack a scheme (http) and may not carry a path; aud
+ * needs a scheme and its path is ignored. tests/interop/test_verdicts.js
+ * puts the documented rows to Mozilla's verifier too. */
+static const struct audience_case {
+	const char *rp, *aud;
+	int match;
+} audience_cases[] = {
+	/* scheme and default ports */
+	{ "https://rp.example", "https://rp.example", 1 },
+	{ "https://rp.example", "https://rp.example:443", 1 },
+	{ "https://rp.example:443", "https://rp.example", 1 },
+	{ "http://rp.example:80", "http://rp.example", 1 },
+	{ "https://rp.example", "http://rp.example", 0 },
+	{ "http://rp.example", "https://rp.example", 0 },
+	{ "https://rp.example", "https://rp.example:80", 0 },
+	{ "http://rp.example", "http://rp.example:443", 0 },
+	{ "https://rp.example:8443", "https://rp.example", 0 },
+	{ "http://rp.example:8080", "http://rp.example:8081", 0 },
+	/* trailing slash and paths */
+	{ "https://rp.example/", "https://rp.example", 1 },
+	{ "https://rp.example", "https://rp.example/", 1 },
+	{ "https://rp.example", "https://rp.example/a/b?q=1#f", 1 },
+	{ "https://rp.example/path", "https://rp.example", 0 },
+	{ "https://rp.example/path", "https://rp.example/path", 0 },
+	{ "https://rp.example//", "https://rp.example", 0 },
+	{ "https://rp.example?x=1", "https://rp.example", 0 },
+	{ "https://rp.example#f", "https://rp.example", 0 },
+	/* a missing scheme: the relying party's side means http */
+	{ "rp.example", "http://rp.example", 1 },
+	{ "rp.example", "http://rp.example:80", 1 },
+	{ "rp.example", "https://rp.example", 0 },
+	{ "rp.example/", "http://rp.example", 1 },
+	{ "rp.example/path", "http://rp.example", 0 },
+	{ "rp.example:8080", "http://rp.example:8080", 1 },
+	{ "rp.example:8080", "https://rp.example:8080", 0 },
+	{ "rp.example:8080", "http://rp.example", 0 },
+	{ "rp.example:443", "https://rp.example", 0 },
+	{ "rp.example:443", "http://rp.example:443", 1 },
+	{ "localhost:10001", "http://localhost:10001", 1 },
+	{ "http://rp.example", "rp.example", 0 },
+	{ "rp.example", "rp.example", 0 },
+	/* case: schemes and hosts compare without it */
+	{ "HTTPS://RP.Example", "https://rp.example", 1 },
+	{ "https://rp.example", "HTTPS://RP.EXAMPLE:443", 1 },
+	{ "RP.EXAMPLE", "http://rp.example", 1 },
+	/* IP literals: compared as text, as Persona's verifier does */
+	{ "https://[::1]:8443", "https://[::1]:8443", 1 },
+	{ "https://[2001:DB8::1]", "https://[2001:db8::1]:443", 1 },
+	{ "[::1]:8080", "http://[::1]:8080", 1 },
+	{ "https://[::1]", "https://[::2]", 0 },
+	{ "https://[::1]", "https://[0:0::1]", 0 },
+	{ "http://127.0.0.1:8080", "http://127.0.0.1:8080/", 1 },
+	{ "127.0.0.1:8080", "http://127.0.0.1:8080", 1 },
+	/* other hosts */
+	{ "https://rp.example", "https://rp.example.evil", 0 },
+	{ "https://rp.example", "https://evil.example", 0 },
+	{ "https://rp.example.", "https://rp.example", 0 },
+	/* ports: leading zeros are the number (Mozilla compares the text) */
+	{ "https://rp.example:0443", "https://rp.example", 1 },
+	{ "https://rp.example:65535", "https://rp.example:65535", 1 },
+};
+
+/* Texts malformed on both sides: never matched, by themselves or by a
+ * well-formed origin on the other side. */
+static const char *const audience_malformed[] = {
+	"ftp://rp.example", "app://rp.example", "https://", "://rp.example",
+	"https://rp.example:", "https://rp.example:0", "https://rp.example:65536",
+	"https://rp.example:1234567", "https://user@rp.example", "rp.example@evil.example",
+	"https://rp.example x", "https://rp.ex\xc3\xa4mple", "https://[::1", "https://[]",
+	"https://[zz]", "https:/rp.example", "http:rp.example", "//rp.example", ":8080",
+	"rp.example:", "https://rp.example\\", "",
+};
+
 static void
 test_audience_match(void)
 {
-	static const struct { const char *a, *b; int match; } cases[] = {
-		{ "https://rp.example", "https://rp.example", 1 },
-		{ "https://rp.example", "https://rp.example:443", 1 },
-		{ "http://rp.example", "http://rp.example:80", 1 },
-		{ "HTTPS://RP.Example", "https://rp.example", 1 },
-		{ "https://rp.example/a/b", "https://rp.example", 1 },
-		{ "https://rp.example?x=1", "https://rp.example#f", 1 },
-		{ "http://localhost:10001", "http://localhost:10001", 1 },
-		{ "http://127.0.0.1:8080", "http://127.0.0.1:8080/", 1 },
-		{ "https://[::1]:8443", "https://[::1]:8443", 1 },
-		{ "https://[2001:DB8::1]", "https://[2001:db8::1]:443", 1 },
-		{ "https://rp.example:0443", "https://rp.example", 1 },
-		{ "https://rp.example", "http://rp.example", 0 },
-		{ "https://rp.example", "https://rp.example:80", 0 },
-		{ "http://rp.example", "http://rp.example:443", 0 },
-		{ "http://rp.example:8080", "http://rp.example:8081", 0 },
-		{ "https://rp.example", "https://rp.example.evil", 0 },
-		{ "https://rp.example", "https://evil.example", 0 },
-		{ "https://[::1]", "https://[::2]", 0 },
-		{ "https://rp.example", "rp.example", 0 },
-		{ "rp.example", "rp.example", 0 },
-		{ "ftp://rp.example", "ftp://rp.example", 0 },
-		{ "app://rp.example", "app://rp.example", 0 },
-		{ "https://", "https://", 0 },
-		{ "https://rp.example:", "https://rp.example:", 0 },
-		{ "https://rp.example:0", "https://rp.example:0", 0 },
-		{ "https://rp.example:65536", "https://rp.example:65536", 0 },
-		{ "https://rp.example:1234567", "https://rp.example:1234567", 0 },
-		{ "https://rp.example:65535", "https://rp.example:65535", 1 },
-		{ "https://user@rp.example", "https://user@rp.example", 0 },
-		{ "https://rp.example x", "https://rp.example x", 0 },
-		{ "https://rp.ex\xc3\xa4mple", "https://rp.ex\xc3\xa4mple", 0 },
-		{ "https://[::1", "https://[::1", 0 },
-		{ "https://[]", "https://[]", 0 },
-		{ "https://[zz]", "https://[zz]", 0 },
-		{ "https:/rp.example", "https:/rp.example", 0 },
-		{ "", "", 0 },
-		{ NULL, "https://rp.example", 0 },
-		{ "https://rp.example", NULL, 0 },
-	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		int m = vep_audience_match(cases[i].a, cases[i].b);
-		if (m != cases[i].match)
-			fprintf(stderr, "case %zu: %s vs %s\n", i,
-			    cases[i].a ? cases[i].a : "(null)", cases[i].b ? cases[i].b : "(null)");
-		ASSERT_EQ(m, cases[i].match);
-		ASSERT_EQ(vep_audience_match(cases[i].b, cases[i].a), cases[i].match);
+	for (size_t i = 0; i < sizeof audience_cases / sizeof audience_cases[0]; i++) {
+		const struct audience_case *c = &audience_cases[i];
+		int m = vep_audience_match(c->rp, c->aud);
+		if (m != c->match)
+			fprintf(stderr, "case %zu: rp %s, aud %s\n", i, c->rp, c->aud);
+		ASSERT_EQ(m, c->match);
 	}
-	/* Length limit: 2048 characters accepted, one more refused. */
+	for (size_t i = 0; i < sizeof audience_malformed / sizeof audience_malformed[0]; i++) {
+		const char *bad = audience_malformed[i];
+		if (vep_audience_match(bad, bad) || vep_audience_match(bad, AUD) ||
+		    vep_audience_match(AUD, bad))
+			fprintf(stderr, "malformed %zu: %s\n", i, bad);
+		ASSERT_EQ(vep_audience_match(bad, bad), 0);
+		ASSERT_EQ(vep_audience_match(bad, AUD), 0);
+		ASSERT_EQ(vep_audience_match(AUD, bad), 0);
+	}
+	ASSERT_EQ(vep_audience_match(NULL, AUD), 0);
+	ASSERT_EQ(vep_audience_match(AUD, NULL), 0);
+
+	/* Length limit: an aud of 2048 characters accepted, one more refused. */
 	char *big = malloc(2050);
 	strcpy(big, "https://rp.example/");
 	memset(big + 19, 'p', 2048 - 19);
 	big[2048] = '\0';
-	ASSERT_EQ(vep_audience_match(big, "https://rp.example"), 1);
+	ASSERT_EQ(vep_audience_match("https://rp.example", big), 1);
 	big[2048] = 'p';
 	big[2049] = '\0';
-	ASSERT_EQ(vep_audience_match(big, "https://rp.example"), 0);
+	ASSERT_EQ(vep_audience_match("https://rp.example", big), 0);
 	free(big);
 
 	/* Host length limit: 255 characters accepted, 256 refused. */
@@ -582,6 +674,7 @@ main(void)
 	RUN(test_parse_and_verify);
 	RUN(test_cert_expired_before_assertion);
 	RUN(test_assertion_iat);
+	RUN(test_clock_skew);
 	RUN(test_wrong_user_key);
 	RUN(test_tampered);
 	RUN(test_parse_shapes);

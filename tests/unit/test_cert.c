@@ -2,8 +2,9 @@
  * test_cert.c - identity certificates (libvep/cert.c) with real keys and
  * real signatures: the exact payload we sign, every refusal of
  * vep_cert_sign, every shape rule of vep_cert_parse, vep_cert_verify's
- * signature and time checks, and certificates for unsafe user keys (signed
- * by the real domain key) refused by the parser.
+ * signature and time checks (the clock skew at its edges), and
+ * certificates for unsafe user keys (signed by the real domain key)
+ * refused by the parser.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -100,9 +101,9 @@ test_sign_parse_verify(void)
 	const vep_key *keys[] = { domain_key };
 	ASSERT_EQ(vep_cert_verify(c, keys, 1, T_IAT), 0);
 	ASSERT_EQ(vep_cert_verify(c, keys, 1, T_EXP - 1), 0);
-	ASSERT_EQ(vep_cert_verify(c, keys, 1, T_IAT - 1), VEP_ERR_NOTYET);
-	ASSERT_EQ(vep_cert_verify(c, keys, 1, T_EXP), VEP_ERR_EXPIRED);
+	ASSERT_EQ(vep_cert_verify(c, keys, 1, T_EXP), 0);  /* within the skew */
 	ASSERT_EQ(vep_cert_verify(c, keys, 1, T_EXP + 1000000), VEP_ERR_EXPIRED);
+	ASSERT_EQ(vep_cert_verify(c, keys, 1, T_IAT - 1000000), VEP_ERR_NOTYET);
 
 	/* Wrong key; a key of another algorithm skipped; rotation order. */
 	const vep_key *wrong[] = { other_domain_key };
@@ -119,6 +120,48 @@ test_sign_parse_verify(void)
 	vep_cert_free(c);
 	vep_cert_free(NULL);
 	free(t);
+}
+
+/* The clock skew, exactly at its edges: valid while
+ * iat - skew <= now < exp + skew (cert.h). */
+static void
+test_clock_skew(void)
+{
+	const int64_t sk = VEP_CLOCK_SKEW_MS;
+	char *t = issue("example.com", "alice@example.com", T_IAT, T_EXP);
+	vep_cert *c = NULL;
+	const vep_key *keys[] = { domain_key };
+
+	/* docs/PROTOCOL.md and the README state the value. */
+	ASSERT_EQ(VEP_CLOCK_SKEW_MS, 30000);
+	ASSERT_TRUE(t != NULL);
+	ASSERT_EQ(vep_cert_parse(t, strlen(t), &c), 0);
+	/* iat up to the skew after now */
+	ASSERT_EQ(vep_cert_verify(c, keys, 1, T_IAT - (sk - 1)), 0);
+	ASSERT_EQ(vep_cert_verify(c, keys, 1, T_IAT - sk), 0);
+	ASSERT_EQ(vep_cert_verify(c, keys, 1, T_IAT - (sk + 1)), VEP_ERR_NOTYET);
+	/* exp less than the skew before now */
+	ASSERT_EQ(vep_cert_verify(c, keys, 1, T_EXP + (sk - 1)), 0);
+	ASSERT_EQ(vep_cert_verify(c, keys, 1, T_EXP + sk), VEP_ERR_EXPIRED);
+	ASSERT_EQ(vep_cert_verify(c, keys, 1, T_EXP + (sk + 1)), VEP_ERR_EXPIRED);
+	/* The signature is checked first: no time verdict for a forgery. */
+	const vep_key *wrong[] = { other_domain_key };
+	ASSERT_EQ(vep_cert_verify(c, wrong, 1, T_EXP + sk), VEP_ERR_BADSIG);
+	vep_cert_free(c);
+	free(t);
+
+	/* The rule itself, also without iat and at the ends of int64. */
+	ASSERT_EQ(vep_time_check(-1, T_EXP, 0), 0);
+	ASSERT_EQ(vep_time_check(-1, T_EXP, T_EXP + sk - 1), 0);
+	ASSERT_EQ(vep_time_check(-1, T_EXP, T_EXP + sk), VEP_ERR_EXPIRED);
+	ASSERT_EQ(vep_time_check(0, 0, sk - 1), 0);
+	ASSERT_EQ(vep_time_check(0, 0, sk), VEP_ERR_EXPIRED);
+	ASSERT_EQ(vep_time_check(sk, T_EXP, 0), 0);
+	ASSERT_EQ(vep_time_check(sk + 1, T_EXP, 0), VEP_ERR_NOTYET);
+	ASSERT_EQ(vep_time_check(T_IAT, T_EXP, INT64_MIN), VEP_ERR_NOTYET);
+	ASSERT_EQ(vep_time_check(-1, T_EXP, INT64_MIN), 0);
+	ASSERT_EQ(vep_time_check(T_IAT, T_EXP, INT64_MAX), VEP_ERR_EXPIRED);
+	ASSERT_EQ(vep_time_check(T_IAT, INT64_MAX, INT64_MAX), 0);
 }
 
 static void
@@ -419,6 +462,7 @@ main(void)
 	}
 	RUN(test_sign_exact_payload);
 	RUN(test_sign_parse_verify);
+	RUN(test_clock_skew);
 	RUN(test_sign_refusals);
 	RUN(test_parse_shapes);
 	RUN(test_parse_malformed_text);

@@ -82,8 +82,13 @@ test_certs(void)
 		ASSERT_EQ(vep_cert_verify(c, keys, 1, issued), 0);
 		ASSERT_EQ(vep_cert_verify(c, keys, 1, issued + 1), 0);
 		ASSERT_EQ(vep_cert_verify(c, keys, 1, expires - 1), 0);
-		ASSERT_EQ(vep_cert_verify(c, keys, 1, expires), VEP_ERR_EXPIRED);
-		ASSERT_EQ(vep_cert_verify(c, keys, 1, issued - 1), VEP_ERR_NOTYET);
+		/* The clock skew (cert.h) on both sides. */
+		ASSERT_EQ(vep_cert_verify(c, keys, 1, expires + VEP_CLOCK_SKEW_MS - 1), 0);
+		ASSERT_EQ(vep_cert_verify(c, keys, 1, expires + VEP_CLOCK_SKEW_MS),
+		    VEP_ERR_EXPIRED);
+		ASSERT_EQ(vep_cert_verify(c, keys, 1, issued - VEP_CLOCK_SKEW_MS), 0);
+		ASSERT_EQ(vep_cert_verify(c, keys, 1, issued - VEP_CLOCK_SKEW_MS - 1),
+		    VEP_ERR_NOTYET);
 		/* The contained key did not sign it (and is another alg). */
 		const vep_key *wrong[] = { contained };
 		ASSERT_EQ(vep_cert_verify(c, wrong, 1, issued + 1), VEP_ERR_BADSIG);
@@ -122,7 +127,9 @@ check_backed(const char *text, const vep_key *root, const char *issuer,
 	ASSERT_EQ(b->iat_ms, iat);
 	ASSERT_STREQ(b->assertion->alg->name, "DS128");
 	ASSERT_EQ(vep_backed_verify(b, audience, issuer, keys, 1, now), 0);
-	ASSERT_EQ(vep_backed_verify(b, audience, issuer, keys, 1, exp), VEP_ERR_EXPIRED);
+	ASSERT_EQ(vep_backed_verify(b, audience, issuer, keys, 1, exp + VEP_CLOCK_SKEW_MS - 1), 0);
+	ASSERT_EQ(vep_backed_verify(b, audience, issuer, keys, 1, exp + VEP_CLOCK_SKEW_MS),
+	    VEP_ERR_EXPIRED);
 	ASSERT_EQ(vep_backed_verify(b, "https://other.example", issuer, keys, 1, now),
 	    VEP_ERR_AUDIENCE);
 	ASSERT_EQ(vep_backed_verify(b, audience, "other.example", keys, 1, now), VEP_ERR_ISSUER);
@@ -201,7 +208,7 @@ test_assertions(void)
 	ASSERT_EQ(vep_backed_parse(text, strlen(text), &b), 0);
 	ASSERT_EQ(b->cert->iat_ms, cert_iat);
 	ASSERT_EQ(vep_backed_verify(b, "http://localhost:10001", "127.0.0.1", keys, 1,
-	    cert_iat - 1), VEP_ERR_NOTYET);
+	    cert_iat - VEP_CLOCK_SKEW_MS - 1), VEP_ERR_NOTYET);
 	/* Port and scheme are part of the audience. */
 	ASSERT_EQ(vep_backed_verify(b, "http://localhost", "127.0.0.1", keys, 1, cert_iat + 1),
 	    VEP_ERR_AUDIENCE);
