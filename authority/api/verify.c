@@ -178,6 +178,19 @@ json_field(const json_t *o, const char *name, struct verify_input *in,
 	return input_set(in, name, copy, why);
 }
 
+/* Drops spaces, tabs and line ends around s, in place: what a file or a
+ * shell leaves on an assertion (vep-keytool reads it the same way). */
+static void
+trim(char *s)
+{
+	size_t n = strlen(s), start = strspn(s, " \t\r\n");
+
+	while (n > start && strchr(" \t\r\n", s[n - 1]) != NULL)
+		n--;
+	memmove(s, s + start, n - start);
+	s[n - start] = '\0';
+}
+
 /* Reads the body, whichever of the two types it is, into in. */
 static int
 read_input(struct req *r, struct verify_input *in, char why[REQ_WHY_BUFSZ])
@@ -200,6 +213,10 @@ read_input(struct req *r, struct verify_input *in, char why[REQ_WHY_BUFSZ])
 	} else {
 		return REQ_ERR_MEDIA_TYPE;
 	}
+	if (rc == 0 && in->assertion != NULL)
+		trim(in->assertion);
+	if (rc == 0 && in->audience != NULL)
+		trim(in->audience);
 	if (rc == 0 && (in->assertion == NULL || in->audience == NULL ||
 	    in->assertion[0] == '\0' || in->audience[0] == '\0')) {
 		snprintf(why, REQ_WHY_BUFSZ, "need assertion and audience");

@@ -7,7 +7,8 @@
  * "audience" (the relying party's origin), as
  * application/x-www-form-urlencoded or as a JSON object
  * (application/json); at most VERIFY_MAX_BODY_BYTES, Persona's limit.
- * Fields other than these two are ignored, as Persona ignored them (its
+ * Spaces, tabs and line ends around either are dropped (what a file or a
+ * shell leaves). Fields other than these two are ignored, as Persona ignored them (its
  * libraries send some: "experimental_*" flags); either of the two given
  * twice is refused.
  *

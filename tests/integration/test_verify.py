@@ -87,6 +87,8 @@ def check_contract(w):
     C.eq("okay: JSON, not cached", (r.header("Content-Type"), r.header("Cache-Control")),
          ("application/json", "no-store"))
     # Persona's libraries send extra fields ("experimental_allowUnverified"...).
+    r = w.post({"assertion": b + "\r\n", "audience": " " + AUD + "\n"})
+    C.eq("line ends and spaces around the fields are dropped", persona(r).get("status"), "okay")
     r = w.post({"assertion": b, "audience": AUD, "experimental_forceIssuer": "x"})
     C.eq("unknown fields are ignored", persona(r).get("status"), "okay")
     # A form encoder writes a space as "+" and a "+" as %2B: "+" decodes to
@@ -124,7 +126,8 @@ def check_malformed(w):
     b = w.backed()
     for what, body in (("no field", {}), ("no audience", {"assertion": b}),
                        ("no assertion", {"audience": AUD}),
-                       ("an empty audience", {"assertion": b, "audience": ""})):
+                       ("an empty audience", {"assertion": b, "audience": ""}),
+                       ("a blank audience", {"assertion": b, "audience": " \n"})):
         failure("%s (form)" % what, w.post(body), 400, "need assertion and audience")
         failure("%s (JSON)" % what, w.post(body, "application/json"), 400,
                 "need assertion and audience")
