@@ -7,7 +7,7 @@
  * Chromium's resolver fails a name for real), discovery through the
  * development option opts.hosts (with and without delegation), and the
  * /share page's answer when the user is signed in as another address than
- * the one asked.
+ * the one asked, and README.md's example page run under its own CSP.
  */
 'use strict';
 const http = require('http');
@@ -292,6 +292,51 @@ async function served(t) {
     `rp.d.ts served as text (${r.status} ${r.type})`);
 }
 
+/* The example page of README.md ("A website"), its script and its CSP,
+ * with the demo as the authority: {page, js, csp}. */
+function readmeExample(authority) {
+  const text = require('fs').readFileSync(require('path').join(__dirname, '..', '..', 'README.md'), 'utf8');
+  const block = (from, to) => {
+    const a = text.indexOf(from);
+    const b = text.indexOf(to, a);
+    return text.slice(a + from.length, b).split('\n').filter((l) => /^ {4}|^$/.test(l))
+      .map((l) => l.slice(4)).join('\n').trim().replace(/https:\/\/login\.example\.com/g, authority);
+  };
+  const csp = /served with\s+`Content-Security-Policy: ([^`]+)`/.exec(text);
+  return { page: block("connect-src 'self' https:`:", 'with `/sign-in.js`:'),
+    js: block('with `/sign-in.js`:', 'Your server'),
+    csp: csp && csp[1].replace(/\s+/g, ' ').replace(/https:\/\/login\.example\.com/g, authority) };
+}
+
+/* README.md's example page, served under its CSP: it loads, and an
+ * address whose domain has no host gets the page's own message. */
+async function example(t, ctx) {
+  const ex = readmeExample(c.origin);
+  t.check(ex.csp && /<form id="signin">/.test(ex.page) && /vepRP\.request/.test(ex.js),
+    `README example found (${ex.csp})`);
+  const s = await serve((req, res) => {
+    const js = req.url === '/sign-in.js';
+    res.writeHead(200, { 'Content-Type': js ? 'text/javascript' : 'text/html; charset=utf-8',
+      'Content-Security-Policy': ex.csp });
+    res.end(js ? ex.js : ex.page);
+  });
+  const log = [];
+  const page = c.watch(await ctx.newPage(), log);
+  try {
+    await page.goto(s.origin + '/');
+    await page.fill('#email', 'bob@' + NO_SUCH_HOST);
+    await page.click('button');
+    await page.waitForFunction(() => document.getElementById('error').textContent !== '', null,
+      { timeout: STEP_MS });
+    const text = await page.textContent('#error');
+    t.check(text === `Cannot find the sign-in service of ${NO_SUCH_HOST} (network).` && log.length === 0,
+      `README example: runs under its CSP, reports discovery (${text} ${log.join('; ')})`);
+  } finally {
+    await page.close();
+    await stop(s);
+  }
+}
+
 async function startServers() {
   const json = 'application/json';
   const delay = (req, res) => { setTimeout(() => doc(200, json, '{}')(req, res), 20000); };
@@ -341,6 +386,7 @@ async function startServers() {
     await discovered(t, page, servers);
     await otherAddress(t, page);
     await wrongEmail(t, page, servers);
+    await example(t, ctx);
     t.check(errors.length === 0, `the website: no script errors (${errors.join('; ')})`);
   } finally {
     await browser.close();
