@@ -15,6 +15,8 @@ TYPES = {
     '.css': 'text/css; charset=utf-8',
     '.js': 'text/javascript; charset=utf-8',
     '.svg': 'image/svg+xml',
+    # rp.d.ts: TypeScript declarations, to read in a browser or fetch.
+    '.ts': 'text/plain; charset=utf-8',
 }
 
 

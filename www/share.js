@@ -8,6 +8,8 @@
  *                    {type: "vep:cancel"} / {type: "vep:error", error}
  * The assertion's audience is event.origin of the request: the browser
  * says who is asking, so a site can never obtain an assertion for another.
+ * It is for the address asked, never another: signed in as someone else,
+ * the page says so and offers to sign in as the address asked.
  */
 (() => {
   'use strict';
@@ -15,7 +17,9 @@
   let requester = null;   /* {source, origin, email} */
 
   function step(id) {
-    for (const x of ['waiting', 'signin-step', 'confirm-step', 'error-step']) $(x).hidden = x !== id;
+    for (const x of ['waiting', 'signin-step', 'other-step', 'confirm-step', 'error-step']) {
+      $(x).hidden = x !== id;
+    }
     const h = $(id).querySelector('h1');
     if (h) { h.setAttribute('tabindex', '-1'); h.focus(); }
   }
@@ -34,20 +38,48 @@
     step('confirm-step');
   }
 
-  /* Signed in as the address asked for (or any, when none was asked)? */
-  async function start() {
-    const s = await window.vep.session();
-    const want = requester.email;
-    /* Domains compare case-insensitively; local parts exactly. */
-    const norm = want.trim().replace(/@[^@]*$/, (d) => d.toLowerCase());
-    if (s && (!want || s.email === norm)) {
-      await window.vep.provision();
-      confirmStep(s.email);
-      return;
-    }
-    $('email').value = want || '';
+  /* Is email the address asked for (any, when none was asked)? Domains
+   * compare case-insensitively, local parts exactly: rp.js refuses an
+   * assertion for any other address. */
+  function asked(email) {
+    const want = requester.email.trim().replace(/@[^@]*$/, (d) => d.toLowerCase());
+    return !want || email === want;
+  }
+
+  function signInStep() {
+    const want = requester.email.trim();
+    $('email').value = want;
     step('signin-step');
     (want ? $('password') : $('email')).focus();
+  }
+
+  /* Signed in as someone else than the website asked for: say so, and
+   * offer to sign in as the address asked (or to cancel). */
+  function otherStep(email) {
+    $('other-want').textContent = requester.email.trim();
+    $('other-have').textContent = email;
+    step('other-step');
+  }
+
+  /* Signed in, as whom: on to confirming, or to the mismatch. */
+  async function signedIn(s) {
+    if (!asked(s.email)) {
+      otherStep(s.email);
+      return;
+    }
+    await window.vep.provision();
+    confirmStep(s.email);
+  }
+
+  async function start() {
+    const s = await window.vep.session();
+    if (s) await signedIn(s);
+    else signInStep();
+  }
+
+  function cancel() {
+    reply({ type: 'vep:cancel' });
+    window.close();
   }
 
   function onRequest(ev) {
@@ -65,10 +97,7 @@
       return;
     }
     window.addEventListener('message', onRequest);
-    window.vepUI.bindSignIn($('signin'), async (s) => {
-      await window.vep.provision();
-      confirmStep(s.email);
-    });
+    window.vepUI.bindSignIn($('signin'), signedIn);
     const share = $('share');
     share.addEventListener('click', async () => {
       setBusy(share, true, 'Signing…');
@@ -83,10 +112,9 @@
       reply({ type: 'vep:assertion', assertion });
       window.close();
     });
-    $('cancel').addEventListener('click', () => {
-      reply({ type: 'vep:cancel' });
-      window.close();
-    });
+    $('cancel').addEventListener('click', cancel);
+    $('other-cancel').addEventListener('click', cancel);
+    $('other-signin').addEventListener('click', signInStep);
     window.opener.postMessage({ type: 'vep:ready' }, '*');
   });
 })();

@@ -98,9 +98,10 @@ function stopDemo(d) {
   });
 }
 
-function launch() {
+/* Chromium headless; extraArgs (optional) are more command-line flags. */
+function launch(extraArgs) {
   return chromium.launch({ executablePath: CHROMIUM, headless: true,
-    args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    args: ['--no-sandbox', '--disable-dev-shm-usage'].concat(extraArgs || []) });
 }
 
 /* Watches a page for script errors and CSP violations. */

@@ -8,7 +8,9 @@
   const messages = {
     cancelled: 'Sign-in was cancelled.',
     closed: 'The sign-in window was closed before you finished.',
-    popup: 'Your browser blocked the sign-in window. Allow pop-ups for this site and try again.'
+    popup: 'Your browser blocked the sign-in window. Allow pop-ups for this site and try again.',
+    unreachable: 'The sign-in service did not answer. Try again later.',
+    wrong_email: 'You signed in with another address than the one you entered.'
   };
 
   async function verify(assertion) {
