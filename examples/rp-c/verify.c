@@ -15,6 +15,9 @@
  * Exit 0: accepted, the address on standard output. 1: refused, the
  * reason on standard error. 2: usage, I/O or a full replay record.
  */
+/* flock, strtok_r and fdatasync, also when built as plain C17. */
+#define _DEFAULT_SOURCE
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>

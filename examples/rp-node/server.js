@@ -2,7 +2,7 @@
 /*
  * server.js - a website that signs users in with their email address
  * (Verified Email Protocol), verifying on its server through the identity
- * authority's POST /verify. Node 18 or later, no npm packages.
+ * authority's POST /verify. Node 20 or later, no npm packages.
  *
  *   node server.js --authority https://login.example.com \
  *       --origin https://shop.example --listen 127.0.0.1:8000
