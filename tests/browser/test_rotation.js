@@ -8,8 +8,10 @@
  * the certificate held before the rotation (so without vep.js's renewal
  * this test fails). Also: no renewal while the key is still current (nor
  * when a next key is only published), the browser's cached copy of the
- * support document does not hide the rotation, and with the authority
- * unreachable vep.js still asserts with what it holds.
+ * support document does not hide the rotation, a rotation after the
+ * session ended makes getAssertion ask for a sign-in (401) instead of
+ * asserting with a rotated-out certificate, and with the authority
+ * unreachable vep.js still asserts with the certificate it holds.
  */
 'use strict';
 const crypto = require('crypto');
@@ -170,6 +172,18 @@ const certOf = (backed) => backed.split('~')[0];
     t.check(kt.code === 0, `... while a verifier reading keys accepts it (${kt.why})`);
 
     t.check(certOf(await assertFor(page)) === c1, 'renewed once: the next assertion keeps it');
+
+    // Another rotation once the session has ended (the key and certificate
+    // kept): renewal is impossible, so the caller is told to sign in again.
+    await page.evaluate(async () => {
+      const s = await window.vep.session();
+      await window.vep.api('POST', '/api/logout', {}, s.csrf);
+    });
+    await keyStep(t, d, 'prepare');
+    await keyStep(t, d, 'rotate');
+    const ended = await assertFor(page).then(() => 'an assertion', (e) => e.message);
+    t.check(/not signed in/.test(ended),
+      `session ended: rotated-out certificate not asserted, sign-in asked for (${ended})`);
 
     // The authority unreachable: assert with what the browser holds.
     const st = await c.stopDemo(d);
