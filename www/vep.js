@@ -12,7 +12,9 @@
  *   vep.signIn(email, pw)    -> {email, csrf, expires}  (VepError on failure)
  *   vep.provision([opts])    -> {email, cert, expires}  (renews itself)
  *   vep.identity()           -> {email, cert, expires} or null (stored)
- *   vep.getAssertion(aud)    -> "cert~assertion" for audience aud
+ *   vep.getAssertion(aud)    -> "cert~assertion" for audience aud (renews
+ *                               first a certificate that is expiring or
+ *                               signed by a domain key since rotated out)
  *   vep.signOut()            -> forgets key and certificate, ends the session
  *   vep.api(method, path[, body[, csrf]])
  *                            -> the JSON answer of one of the authority's
@@ -54,6 +56,18 @@
   }
 
   const b64urlText = (text) => b64url(new TextEncoder().encode(text));
+
+  function b64urlBytes(s) {
+    const bin = atob(s.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((s.length + 3) % 4));
+    return Uint8Array.from(bin, (c) => c.charCodeAt(0));
+  }
+
+  /* Decimal text (BrowserID form) -> big-endian bytes, no leading zeros. */
+  function decimalToBytes(dec) {
+    let hex = BigInt(dec).toString(16);
+    if (hex.length % 2) hex = '0' + hex;
+    return Uint8Array.from(hex.match(/../g), (h) => parseInt(h, 16));
+  }
 
   /* JWK's base64url big-endian integer -> decimal text (BrowserID form). */
   function b64urlToDecimal(s) {
@@ -182,6 +196,74 @@
     return publicView(id);
   }
 
+  /* --- the domain's current key ------------------------------------- */
+
+  /* The current domain key (the support document's public-key: all that
+   * verifiers such as PyBrowserID read), or null when the document cannot
+   * be had. Same origin, asked for the email's domain as verifiers ask.
+   * 'no-cache' revalidates with the document's ETag: usually a bodiless
+   * 304, and never a copy the browser kept from before a rotation (it may
+   * keep one for max_age, 5 minutes by default). */
+  async function currentKey(email) {
+    const domain = email.slice(email.lastIndexOf('@') + 1);
+    try {
+      const res = await fetch('/.well-known/browserid?domain=' + encodeURIComponent(domain),
+        { cache: 'no-cache', credentials: 'omit' });
+      if (!res.ok) return null;
+      const doc = await res.json();
+      return (doc && doc['public-key']) || null;
+    } catch (e) {
+      return null;
+    }
+  }
+
+  /* Does key (BrowserID JSON) verify cert's signature? true, false, or
+   * null when this browser cannot tell (a DSA key, a malformed one).
+   * Certificates do not name their signer (the deployed header is exactly
+   * {"alg":"RS256"}, no kid), and /api/cert does not say which key signed:
+   * checking the signature is the very test a verifier reading only
+   * public-key makes, so it cannot disagree with one, and it costs one
+   * RSA public operation (e = 65537, well under a millisecond). */
+  async function verifiesUnder(cert, key) {
+    if (!key || key.algorithm !== 'RS') return null;
+    try {
+      const n = decimalToBytes(key.n);
+      const k = await crypto.subtle.importKey('jwk',
+        { kty: 'RSA', n: b64url(n), e: b64url(decimalToBytes(key.e)), ext: true },
+        { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['verify']);
+      const parts = cert.split('.');
+      const raw = b64urlBytes(parts[2]);
+      // Signers may drop leading zero bytes (docs/PROTOCOL.md); WebCrypto
+      // wants the modulus's length.
+      const sig = new Uint8Array(Math.max(n.length, raw.length));
+      sig.set(raw, sig.length - raw.length);
+      return await crypto.subtle.verify('RSASSA-PKCS1-v1_5', k, sig,
+        new TextEncoder().encode(parts[0] + '.' + parts[1]));
+    } catch (e) {
+      return null;
+    }
+  }
+
+  /* true when id's certificate was signed by a key that is no longer the
+   * domain's current one (a rotation since it was issued): verifiers that
+   * read only public-key refuse it although it has not expired. */
+  async function signedByOldKey(id) {
+    const key = await currentKey(id.email);
+    return key !== null && await verifiesUnder(id.cert, key) === false;
+  }
+
+  /* Renews a certificate whose signing key was rotated out. Only the end
+   * of the session is reported (the caller signs in again); otherwise the
+   * held certificate still verifies wherever the support document's keys
+   * are read, so it is used as before. */
+  async function renewAfterRotation() {
+    try {
+      await provision({ force: true });
+    } catch (e) {
+      if (e.status === 401) throw e;
+    }
+  }
+
   async function identity() {
     const id = await load();
     return id && id.cert ? publicView(id) : null;
@@ -197,6 +279,9 @@
     if (id.expires - Date.now() < MIN_LEFT_MS) {
       // Expired or about to: renew quietly while the session lasts.
       await provision({ force: true });
+      id = await load();
+    } else if (await signedByOldKey(id)) {
+      await renewAfterRotation();
       id = await load();
     }
     const header = b64urlText(JSON.stringify({ alg: 'RS256' }));
