@@ -108,3 +108,13 @@ vep_now_ms(void)
 		return 0;
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+int64_t
+vep_mono_ms(void)
+{
+	struct timespec ts;
+
+	/* CLOCK_MONOTONIC cannot fail on Linux with a valid pointer. */
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

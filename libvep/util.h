@@ -26,4 +26,8 @@ int vep_json_get_ms(const json_t *obj, const char *name, int64_t *out);
 /* Milliseconds since the epoch, from the realtime clock. */
 int64_t vep_now_ms(void);
 
+/* Milliseconds from the monotonic clock (deadlines, rates, durations: it
+ * never jumps when the wall clock is set). Meaningful only as a difference. */
+int64_t vep_mono_ms(void);
+
 #endif

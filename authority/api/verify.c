@@ -41,20 +41,6 @@ input_clear(struct verify_input *in)
 	in->assertion = in->audience = NULL;
 }
 
-/* 1 when ct (a Content-Type value) is mt, with or without parameters. */
-static int
-media_type_is(const char *ct, const char *mt)
-{
-	size_t n = strlen(mt);
-
-	if (ct == NULL || strncasecmp(ct, mt, n) != 0)
-		return 0;
-	ct += n;
-	while (*ct == ' ' || *ct == '\t')
-		ct++;
-	return *ct == '\0' || *ct == ';';
-}
-
 /* Stores value (new text, taken) as field name of in; other names are
  * dropped. Returns 0 or REQ_ERR_BAD_REQUEST with why (a repeated field). */
 static int
@@ -201,9 +187,9 @@ read_input(struct req *r, struct verify_input *in, char why[REQ_WHY_BUFSZ])
 
 	if (r->content_len > VERIFY_MAX_BODY_BYTES)
 		return REQ_ERR_TOO_LARGE;
-	if (media_type_is(ct, "application/x-www-form-urlencoded"))
+	if (req_media_type_is(ct, "application/x-www-form-urlencoded"))
 		rc = read_form((const char *)r->content, r->content_len, in, why);
-	else if (media_type_is(ct, "application/json")) {
+	else if (req_media_type_is(ct, "application/json")) {
 		if ((rc = req_read_json(r, &o)) != 0)
 			return rc;
 		rc = json_field(o, "assertion", in, why);
@@ -245,7 +231,8 @@ email_domain(const struct domain_set *set, const vep_backed *b)
 
 /* The verdict on in for a domain served here: 0 and the parsed assertion
  * in *out, or a VEP code with *reason the public text of the refusal;
- * SRV_ERR_NOT_SERVED when the email's domain is not served here. */
+ * SRV_ERR_NOT_SERVED, with the parsed assertion in *out too, when the
+ * email's domain is not served here. */
 static int
 verdict(struct req *r, const struct verify_input *in, vep_backed **out, const char **reason)
 {
@@ -262,7 +249,7 @@ verdict(struct req *r, const struct verify_input *in, vep_backed **out, const ch
 		return rc;
 	if ((d = email_domain(set, b)) == NULL) {
 		*reason = "not a domain of this authority";
-		vep_backed_free(b);
+		*out = b;
 		return SRV_ERR_NOT_SERVED;
 	}
 	n = vep_keyset_published(&d->keys, keys);
@@ -327,16 +314,19 @@ on_remote(struct remote_result *res, void *arg)
 		reply_okay(r, res->backed);
 }
 
-/* Hands in to the remote verifier, which answers r later. */
+/* Hands b (taken) for audience to the remote verifier, which answers r
+ * later. */
 static void
-verify_remote(struct req *r, const struct verify_input *in)
+verify_remote(struct req *r, vep_backed *b, const char *audience)
 {
-	int rc = remote_verify(r->loop->remote, in->assertion, in->audience, authority_cfg(r->a),
-	    on_remote, r);
+	int rc = remote_verify(r->loop->remote, &b, audience, authority_cfg(r->a), on_remote, r);
+
+	vep_backed_free(b);
 
 	if (rc == SRV_ERR_BUSY) {
 		req_add_header(r, "Retry-After", "1");
-		refuse(r, rc, "too many remote verifications in progress");
+		/* A 5xx says no more than its status (edge/req.h). */
+		refuse(r, rc, NULL);
 	} else if (rc != 0) {
 		refuse(r, REQ_ERR_INTERNAL, NULL);
 	}
@@ -348,14 +338,12 @@ rate_limited(struct req *r)
 {
 	const struct config *cfg = authority_cfg(r->a);
 	char key[THROTTLE_KEY_ADDR_BUFSZ], retry[24];
-	struct timespec ts;
 	long wait;
 
 	if (throttle_key_addr(r->client_addr, key, sizeof key) != 0)
 		snprintf(key, sizeof key, "%s", "unknown");
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	wait = ratelimit_take(r->a->verify_limit, key, cfg->verify_rate, cfg->verify_burst,
-	    (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	    vep_mono_ms());
 	if (wait == 0)
 		return 0;
 	snprintf(retry, sizeof retry, "%ld", wait);
@@ -382,19 +370,16 @@ api_verify(struct req *r)
 	}
 	rc = verdict(r, &in, &b, &reason);
 	if (rc == SRV_ERR_NOT_SERVED && authority_cfg(r->a)->verify_remote) {
-		verify_remote(r, &in);
+		verify_remote(r, b, in.audience);
 		input_clear(&in);
 		return;
 	}
 	input_clear(&in);
-	if (rc == VEP_ERR_NOMEM) {
+	if (rc == VEP_ERR_NOMEM)
 		refuse(r, REQ_ERR_INTERNAL, NULL);
-		return;
-	}
-	if (rc != 0) {
+	else if (rc != 0)
 		reply_failure(r, reason != NULL ? reason : vep_strerror(rc));
-		return;
-	}
-	reply_okay(r, b);
+	else
+		reply_okay(r, b);
 	vep_backed_free(b);
 }

@@ -1241,26 +1241,31 @@ req_reply_json(struct req *r, int status, const json_t *body)
 	vep_free_secret_str(text);
 }
 
+int
+req_media_type_is(const char *ct, const char *mt)
+{
+	size_t n = strlen(mt);
+
+	if (ct == NULL || strncasecmp(ct, mt, n) != 0)
+		return 0;
+	ct += n;
+	while (*ct == ' ' || *ct == '\t')
+		ct++;
+	return *ct == '\0' || *ct == ';';
+}
+
 /* 1 when a Content-Type value is application/json, with any parameters
  * but a charset other than utf-8. */
 static int
 json_content_type(const char *ct)
 {
-	static const char mt[] = "application/json";
 	const char *p;
 
-	if (ct == NULL || strncasecmp(ct, mt, sizeof(mt) - 1) != 0)
-		return 0;
-	p = ct + sizeof(mt) - 1;
-	while (*p == ' ' || *p == '\t')
-		p++;
-	if (*p == '\0')
-		return 1;
-	if (*p != ';')
+	if (!req_media_type_is(ct, "application/json"))
 		return 0;
 	/* JSON is UTF-8 (RFC 8259); any other declared charset is a lie
 	 * or a different document. */
-	for (p = strchr(p, ';'); p != NULL; p = strchr(p + 1, ';')) {
+	for (p = strchr(ct, ';'); p != NULL; p = strchr(p + 1, ';')) {
 		const char *q = p + 1;
 		while (*q == ' ' || *q == '\t')
 			q++;

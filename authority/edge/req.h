@@ -280,6 +280,10 @@ void req_reply_error_text(struct req *r, int err, const char *message);
  * certificate). Does not take body. Frees r. */
 void req_reply_json(struct req *r, int status, const struct json_t *body);
 
+/* 1 when ct (a Content-Type value, NULL allowed) is the media type mt,
+ * compared without case, with or without parameters; else 0. */
+int req_media_type_is(const char *ct, const char *mt);
+
 /* Reads the request body as one JSON object into *out (new reference):
  * Content-Type must be application/json (parameters allowed; a charset
  * must be utf-8), the body at most LIMIT_BODY_BYTES, strict JSON (no

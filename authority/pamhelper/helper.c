@@ -86,6 +86,8 @@ helper_log(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* libvep's vep_mono_ms, repeated: this process links no libvep (see
+ * authority/meson.build). */
 static int64_t
 now_ms(void)
 {

@@ -41,7 +41,6 @@ struct remote_job {
 	struct remote_job *prev, *next;  /* rm's list */
 	pthread_t thread;
 	struct event *ev;                /* owned: the completion, on rm's base */
-	char *assertion;                 /* owned */
 	char *audience;                  /* owned */
 	struct remote_params p;
 	struct remote_result res;
@@ -70,15 +69,6 @@ remote_new(struct event_base *base, struct remote_cache *cache, struct remote **
 	return VEP_OK;
 }
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* A job's deadline and where it connects: what one fetch needs. */
 struct hop_ctx {
 	const struct remote_params *p;
@@ -96,7 +86,7 @@ hop_doc(void *arg, int depth, const char *host, char **text, size_t *len, char *
 	struct fetch_opts o;
 	char addr[INET6_ADDRSTRLEN], url[VEP_DOMAIN_MAX + 32], fwhy[200];
 	unsigned port = 443;
-	int64_t left = h->deadline_ms - mono_ms();
+	int64_t left = h->deadline_ms - vep_mono_ms();
 	long max_age = -1;
 	int rc;
 
@@ -142,8 +132,6 @@ job_verify(struct remote_job *j)
 	char *local = NULL, *domain = NULL, *issuer = NULL, why[128];
 	int rc;
 
-	if ((rc = vep_backed_parse(j->assertion, strlen(j->assertion), &res->backed)) != 0)
-		goto out;
 	if ((rc = vep_email_split(res->backed->cert->email, &local, &domain)) != 0)
 		goto out;
 	vep_domain_lower(domain);
@@ -153,7 +141,7 @@ job_verify(struct remote_job *j)
 	h.p = &j->p;
 	h.cache = j->rm->cache;
 	h.allow = allow;
-	h.deadline_ms = mono_ms() + (int64_t)j->p.total_s * 1000;
+	h.deadline_ms = vep_mono_ms() + (int64_t)j->p.total_s * 1000;
 	if ((rc = discover_walk(domain, hop_doc, &h, &doc, &issuer, res->reason,
 	    sizeof res->reason)) != 0)
 		goto out;
@@ -199,7 +187,6 @@ job_free(struct remote_job *j)
 		return;
 	if (j->ev != NULL)
 		event_free(j->ev);
-	free(j->assertion);
 	free(j->audience);
 	params_clear(&j->p);
 	vep_backed_free(j->res.backed);
@@ -239,7 +226,7 @@ dup_opt(const char *s, char **dst)
 }
 
 int
-remote_verify(struct remote *rm, const char *assertion, const char *audience,
+remote_verify(struct remote *rm, vep_backed **backed, const char *audience,
     const struct config *cfg, remote_done done, void *arg)
 {
 	struct remote_job *j;
@@ -253,8 +240,7 @@ remote_verify(struct remote *rm, const char *assertion, const char *audience,
 	j->arg = arg;
 	j->p.timeout_s = (int)cfg->verify_remote_timeout_s;
 	j->p.total_s = (int)cfg->verify_remote_total_s;
-	if ((j->assertion = strdup(assertion)) == NULL ||
-	    (j->audience = strdup(audience)) == NULL ||
+	if ((j->audience = strdup(audience)) == NULL ||
 	    dup_opt(cfg->verify_remote_cafile, &j->p.cafile) != 0 ||
 	    dup_opt(cfg->verify_remote_allow, &j->p.allow) != 0 ||
 	    dup_opt(cfg->verify_remote_connect, &j->p.connect) != 0 ||
@@ -262,10 +248,13 @@ remote_verify(struct remote *rm, const char *assertion, const char *audience,
 		job_free(j);
 		return VEP_ERR_NOMEM;
 	}
+	j->res.backed = *backed;
 	if (pthread_create(&j->thread, NULL, job_thread, j) != 0) {
+		j->res.backed = NULL; /* the caller keeps it on an error */
 		job_free(j);
 		return SRV_ERR_BUSY;
 	}
+	*backed = NULL;
 	j->next = rm->jobs;
 	if (rm->jobs != NULL)
 		rm->jobs->prev = j;

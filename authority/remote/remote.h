@@ -50,11 +50,13 @@ typedef void (*remote_done)(struct remote_result *res, void *arg);
  * outlive it). Returns 0 or VEP_ERR_NOMEM. */
 int remote_new(struct event_base *base, struct remote_cache *cache, struct remote **out);
 
-/* Starts verifying assertion (backed, text) for audience under cfg's
- * verify_remote_* settings; done(arg) runs exactly once unless this
- * returns an error. Returns 0, VEP_ERR_NOMEM, or SRV_ERR_BUSY
- * (core/errors.h) when REMOTE_MAX_INFLIGHT are running. */
-int remote_verify(struct remote *rm, const char *assertion, const char *audience,
+/* Starts verifying *backed (a parsed assertion whose email's domain is not
+ * served here) for audience under cfg's verify_remote_* settings; done(arg)
+ * runs exactly once unless this returns an error. On 0 *backed is taken
+ * (set to NULL); on an error the caller keeps it. Returns 0,
+ * VEP_ERR_NOMEM, or SRV_ERR_BUSY (core/errors.h) when
+ * REMOTE_MAX_INFLIGHT are running. */
+int remote_verify(struct remote *rm, vep_backed **backed, const char *audience,
     const struct config *cfg, remote_done done, void *arg);
 
 /* Waits for every job (each ends within its verify_remote_total), runs

@@ -8,7 +8,7 @@ without it); refusals for a disabled domain, a delegation loop, a redirect,
 another content type, a document over 32 KiB, a slow server (the total
 timeout holds), a certificate for another name, a name that does not
 resolve, and an address that is not allowed (loopback without
-verify_remote_allow)."""
+verify_remote_allow); at most 16 at once per loop (503 for the next)."""
 import http.server
 import json
 import os
@@ -64,11 +64,25 @@ class Docs(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class DocServer(http.server.ThreadingHTTPServer):
+    # Sixteen verifications connect at once (check_busy): a backlog of
+    # five would drop some.
+    request_queue_size = 64
+
+    def handle_error(self, request, client_address):
+        # The authority refusing the certificate (the wrong-name check) ends
+        # the handshake in the handler's thread: expected, not an error.
+        if not isinstance(sys.exc_info()[1], ssl.SSLError):
+            super().handle_error(request, client_address)
+
+
 def serve_docs(crt, key):
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Docs)
+    srv = DocServer(("127.0.0.1", 0), Docs)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(crt, key)
-    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    # The handshake in each connection's thread, not one after another in
+    # the accepting one.
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True, do_handshake_on_connect=False)
     srv.daemon_threads = True
     srv.hits = {}
     srv.docs = {}
@@ -114,13 +128,13 @@ def verify(auth, backed):
         return r.status, {}
 
 
-def start(w, srv, ca, extra=""):
+def start(w, srv, ca, extra="", total_s=TOTAL_S):
     connect = " ".join("%s=127.0.0.1:%d" % (n, srv.server_address[1])
                        for n in NAMES + [WRONG_NAME])
     conf = vephelp.write_config(w.tmp, w.own, name="r%d" % w.n, extra=(
         "verify_remote = yes\nverify_remote_cafile = %s\nverify_remote_connect = %s\n"
         "verify_remote_timeout = 1\nverify_remote_total = %d\n%s"
-        % (ca, connect, TOTAL_S, extra)))
+        % (ca, connect, total_s, extra)))
     w.n += 1
     return vephelp.serve(conf, w.tmp)
 
@@ -199,6 +213,45 @@ def check_refusals(w, srv, auth):
     C.eq("after all that, other.test still verifies", j.get("status"), "okay", j)
 
 
+def check_busy(w, srv, ca):
+    """One loop verifies at most REMOTE_MAX_INFLIGHT (16) remote assertions
+    at once: the next is refused with 503, Retry-After and a Persona-shaped
+    body, and verification works again once they end."""
+    # The slow server answers in SLOW_S: the total must outlast it here.
+    auth = start(w, srv, ca, "verify_remote_allow = 127.0.0.1\nworkers = 1\n",
+                 total_s=SLOW_S + 4)
+    try:
+        json_h = {"Content-Type": "application/json"}
+        srv.docs["slow.test"] = (200, json_h, b'{"disabled":false, "pad":"' + b"x" * 40 + b'"}')
+        slow = w.backed("a@slow.test", w.other, "--issuer", "slow.test")
+        before = srv.hits.get("slow.test", 0)
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(verify(auth, slow)))
+                   for _ in range(16)]
+        for t in threads:
+            t.start()
+        t0 = time.time()
+        while srv.hits.get("slow.test", 0) < before + 16 and time.time() < t0 + SLOW_S - 1:
+            time.sleep(0.02)
+        C.eq("16 slow verifications reached the slow server", srv.hits.get("slow.test", 0),
+             before + 16)
+        r = auth.request("POST", "/verify", {"Content-Type": FORM},
+                         urllib.parse.urlencode({"assertion": slow, "audience": AUD}))
+        C.eq("the 17th at once: 503", r.status, 503)
+        C.eq("... with Retry-After: 1", r.header("Retry-After"), "1")
+        j = r.json()
+        C.eq("... and a Persona-shaped failure", j, {"status": "failure",
+                                                   "reason": "service unavailable"})
+        for t in threads:
+            t.join()
+        C.eq("the 16 got their verdicts", sorted(st for st, _ in results), [200] * 16)
+        st, j = verify(auth, w.backed("carol@other.test", w.other))
+        C.eq("after they end, remote verification works again", (st, j.get("status")),
+             (200, "okay"), j)
+    finally:
+        C.eq("server exits cleanly", auth.stop(), 0)
+
+
 def check_not_allowed(w, srv, ca):
     """Loopback is refused unless verify_remote_allow lists it."""
     auth = start(w, srv, ca)
@@ -225,6 +278,7 @@ def main():
             C.group(check_refusals, w, srv, auth)
         finally:
             C.eq("server exits cleanly", auth.stop(), 0)
+        C.group(check_busy, w, srv, ca)
         C.group(check_not_allowed, w, srv, ca)
         srv.shutdown()
     finally:
