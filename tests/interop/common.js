@@ -114,7 +114,28 @@ function reporter() {
   };
 }
 
+/* One request with body (text, '' for none) to the authority on
+ * 127.0.0.1:port: {status, headers, json} (json null when the body is
+ * not JSON). */
+function request(port, method, reqPath, body, headers) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path: reqPath,
+      headers: Object.assign({ 'Content-Length': Buffer.byteLength(body) }, headers || {}) },
+    (res) => {
+      let text = '';
+      res.on('data', (d) => { text += d; });
+      res.on('end', () => {
+        let json = null;
+        try { json = JSON.parse(text); } catch (e) { /* left null */ }
+        resolve({ status: res.statusCode, headers: res.headers, json });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 module.exports = {
   jwcrypto, Verifier, KEYTOOL, keypair, signAssertion, signCert, tmpdir, keytool,
-  mozVerify, localHttpRequest, reporter, AUTHORITY, startDemo,
+  mozVerify, localHttpRequest, reporter, AUTHORITY, startDemo, request,
 };

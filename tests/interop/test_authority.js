@@ -20,25 +20,10 @@ const c = require('./common.js');
 const DOMAIN = 'example.test';
 const AUD = 'https://rp.example';
 
-/* One JSON request to the running authority: {status, headers, body}. */
+/* One JSON request to the running authority: {status, headers, json}. */
 function api(port, method, p, obj, headers) {
-  const http = require('http');
-  return new Promise((resolve, reject) => {
-    const data = obj === undefined ? '' : JSON.stringify(obj);
-    const req = http.request({ host: '127.0.0.1', port, method, path: p,
-      headers: Object.assign({ 'Content-Type': 'application/json',
-        'Content-Length': Buffer.byteLength(data) }, headers || {}) }, (res) => {
-      let body = '';
-      res.on('data', (d) => { body += d; });
-      res.on('end', () => {
-        let json = null;
-        try { json = JSON.parse(body); } catch (e) { /* left null */ }
-        resolve({ status: res.statusCode, headers: res.headers, json });
-      });
-    });
-    req.on('error', reject);
-    req.end(data);
-  });
+  return c.request(port, method, p, obj === undefined ? '' : JSON.stringify(obj),
+    Object.assign({ 'Content-Type': 'application/json' }, headers || {}));
 }
 
 (async () => {

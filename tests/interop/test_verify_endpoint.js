@@ -11,7 +11,6 @@
  */
 'use strict';
 const fs = require('fs');
-const http = require('http');
 const path = require('path');
 const c = require('./common.js');
 const { generate, DOMAIN, AUD } = require('./gen-fixtures.js');
@@ -19,22 +18,8 @@ const { generate, DOMAIN, AUD } = require('./gen-fixtures.js');
 const MIN = 60 * 1000;
 
 /* POSTs body (text) with content type ctype to /verify: {status, json}. */
-function post(port, body, ctype) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/verify',
-      headers: { 'Content-Type': ctype, 'Content-Length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.on('data', (d) => { text += d; });
-      res.on('end', () => {
-        let json = null;
-        try { json = JSON.parse(text); } catch (e) { /* left null */ }
-        resolve({ status: res.statusCode, json });
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const post = (port, body, ctype) =>
+  c.request(port, 'POST', '/verify', body, { 'Content-Type': ctype });
 
 const asForm = (o) => new URLSearchParams(o).toString();
 
