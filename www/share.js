@@ -13,7 +13,7 @@
  */
 (() => {
   'use strict';
-  const { $, message, setBusy } = window.vepUI;
+  const { $, message, setBusy, showError } = window.vepUI;
   let requester = null;   /* {source, origin, email} */
 
   function step(id) {
@@ -35,6 +35,7 @@
 
   function confirmStep(email) {
     $('confirm-email').textContent = email;
+    $('confirm-error').textContent = '';
     step('confirm-step');
   }
 
@@ -46,9 +47,11 @@
     return !want || email === want;
   }
 
-  function signInStep() {
+  /* The sign-in step; notice (optional) says why in its alert. */
+  function signInStep(notice) {
     const want = requester.email.trim();
     $('email').value = want;
+    showError($('signin').querySelector('.alert.error'), notice || '');
     step('signin-step');
     (want ? $('password') : $('email')).focus();
   }
@@ -106,6 +109,13 @@
         assertion = await window.vep.getAssertion(requester.origin);
       } catch (err) {
         setBusy(share, false);
+        // 401: the session ended while this page waited (vep.js had to
+        // renew the certificate, after a key rotation or near its expiry,
+        // and could not): not a wrong password, so sign in again.
+        if (err.status === 401) {
+          signInStep('Your session has ended. Sign in again to continue.');
+          return;
+        }
         $('confirm-error').textContent = message(err);
         return;
       }
@@ -114,7 +124,7 @@
     });
     $('cancel').addEventListener('click', cancel);
     $('other-cancel').addEventListener('click', cancel);
-    $('other-signin').addEventListener('click', signInStep);
+    $('other-signin').addEventListener('click', () => signInStep());
     window.opener.postMessage({ type: 'vep:ready' }, '*');
   });
 })();

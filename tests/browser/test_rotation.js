@@ -10,7 +10,9 @@
  * when a next key is only published), the browser's cached copy of the
  * support document does not hide the rotation, a rotation after the
  * session ended makes getAssertion ask for a sign-in (401) instead of
- * asserting with a rotated-out certificate, and with the authority
+ * asserting with a rotated-out certificate (and a /share popup left at
+ * its confirm step goes back to signing in, saying the session ended,
+ * not "wrong password"), and with the authority
  * unreachable vep.js still asserts with the certificate it holds.
  */
 'use strict';
@@ -175,6 +177,13 @@ const certOf = (backed) => backed.split('~')[0];
 
     // Another rotation once the session has ended (the key and certificate
     // kept): renewal is impossible, so the caller is told to sign in again.
+    // A website's /share popup left open at its confirm step meanwhile
+    // goes back to signing in when its Share button is pressed.
+    const rp = c.watch(await ctx.newPage(), log);
+    await rp.goto(d.rpOrigin + '/');
+    const [popup] = await Promise.all([rp.waitForEvent('popup'), rp.click('#go')]);
+    c.watch(popup, log);
+    await popup.waitForSelector('#confirm-step:not([hidden])', { timeout: 30000 });
     await page.evaluate(async () => {
       const s = await window.vep.session();
       await window.vep.api('POST', '/api/logout', {}, s.csrf);
@@ -184,6 +193,18 @@ const certOf = (backed) => backed.split('~')[0];
     const ended = await assertFor(page).then(() => 'an assertion', (e) => e.message);
     t.check(/not signed in/.test(ended),
       `session ended: rotated-out certificate not asserted, sign-in asked for (${ended})`);
+    await popup.click('#share');
+    // Either answer of the page: back to signing in, or an error shown at
+    // the confirm step (before the fix: "Wrong email address or password.").
+    await popup.waitForSelector('#signin-step:not([hidden]), #confirm-error:not(:empty)',
+      { timeout: 30000 });
+    const alert = await popup.isVisible('#signin-step')
+      ? await popup.textContent('#signin .alert.error')
+      : 'still at the confirm step: ' + await popup.textContent('#confirm-error');
+    t.check(alert === 'Your session has ended. Sign in again to continue.' &&
+      await popup.inputValue('#email') === ALICE,
+    `/share at its confirm step when the session ended: back to signing in, saying why (${alert})`);
+    await c.shots(popup, 'share-session-ended');
 
     // The authority unreachable: assert with what the browser holds.
     const st = await c.stopDemo(d);
