@@ -111,9 +111,9 @@
         setBusy(share, false);
         // 401: the session ended while this page waited (vep.js had to
         // renew the certificate, after a key rotation or near its expiry,
-        // and could not): not a wrong password, so sign in again.
+        // and could not): back to signing in, saying so.
         if (err.status === 401) {
-          signInStep('Your session has ended. Sign in again to continue.');
+          signInStep(message(err));
           return;
         }
         $('confirm-error').textContent = message(err);

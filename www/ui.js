@@ -20,7 +20,9 @@
   function message(err) {
     switch (err && err.status) {
     case 0: return 'Cannot reach the sign-in service. Check your connection and try again.';
-    case 401: return 'Wrong email address or password.';
+    // A 401 anywhere but the sign-in form's own request: the session
+    // ended (signed out elsewhere, expired, or the server forgot it).
+    case 401: return 'Your session has ended. Sign in again to continue.';
     case 429: return 'Too many failed attempts. Try again in ' + waitText(err.retryAfter) + '.';
     case 503: return 'The sign-in service is unavailable right now. Please try again in a moment.';
     default: return (err && err.message) ? err.message.charAt(0).toUpperCase() + err.message.slice(1) + '.'
@@ -70,14 +72,17 @@
       }
       showError(box, '', [email, password]);
       setBusy(button, true, 'Checking…');
+      let refused = false;   /* the sign-in request itself answered 401 */
       try {
-        const s = await window.vep.signIn(email.value.trim(), password.value);
+        const s = await window.vep.signIn(email.value.trim(), password.value)
+          .catch((err) => { refused = err.status === 401; throw err; });
         password.value = '';
         setBusy(button, true, busyLabel || 'Setting up this browser…');
         await onSignedIn(s);
       } catch (err) {
         setBusy(button, false);
-        showError(box, message(err), err.status === 401 ? [email, password] : []);
+        showError(box, refused ? 'Wrong email address or password.' : message(err),
+          refused ? [email, password] : []);
         password.value = '';
         password.focus();
         return;
