@@ -121,6 +121,12 @@ def check_refusals(auth, w, cl, pub):
 def check_audit_first(auth, w, cl, pub):
     """A database that cannot record the certificate means 503 and no
     certificate: hold SQLite's write lock from another connection."""
+    # The writer thread may still hold deferred writes of the requests
+    # before (refused-certificate audit rows, session touches): each would
+    # wait its own busy timeout behind the lock, ahead of the certificate
+    # (7 s once on a loaded machine). Let them land first: this check is
+    # about one certificate.
+    time.sleep(1)
     db = sqlite3.connect(os.path.join(w.state, "authority.db"), timeout=5)
     db.execute("BEGIN EXCLUSIVE")
     try:
