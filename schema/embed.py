@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""embed.py OUTPUT.c NNNN_name.sql... - turn the schema migrations into C.
+"""embed.py OUTPUT.c NNNN_name.sql... pg/NNNN_name.sql... - turn the schema
+migrations into C.
 
-Writes the db_migrations[] table declared in schema/migrations.h. Refuses a
-file name that is not NNNN_name.sql and a gap or duplicate in the numbering,
-so a misnamed migration fails the build instead of being skipped at run time.
+Writes the db_migrations[] table declared in schema/migrations.h: each entry
+has the SQLite text (NNNN_name.sql) and the PostgreSQL text of the same name
+in a directory called pg. Refuses a file name that is not NNNN_name.sql, a
+gap or duplicate in the numbering, and a migration missing in either
+dialect, so a misnamed migration fails the build instead of being skipped at
+run time.
 """
 import os
 import re
@@ -27,6 +31,7 @@ def main(argv):
         sys.exit('usage: embed.py OUTPUT.c NNNN_name.sql...')
     output, inputs = argv[1], argv[2:]
     entries = []
+    pg = {}
     for path in inputs:
         base = os.path.basename(path)
         m = NAME_RE.match(base)
@@ -36,8 +41,17 @@ def main(argv):
             sql = f.read()
         if '\0' in sql:
             sys.exit('embed.py: NUL byte in ' + base)
-        entries.append((int(m.group(1)), base, sql))
+        if os.path.basename(os.path.dirname(path)) == 'pg':
+            if base in pg:
+                sys.exit('embed.py: two PostgreSQL texts of ' + base)
+            pg[base] = sql
+        else:
+            entries.append((int(m.group(1)), base, sql))
     entries.sort()
+    names = {base for _, base, _ in entries}
+    for base in sorted(set(pg) ^ names):
+        sys.exit('embed.py: ' + base + ' exists in one dialect only '
+                 '(schema/ and schema/pg/ must hold the same names)')
     for i, (num, base, _) in enumerate(entries):
         if num != i + 1:
             sys.exit('embed.py: migrations must be numbered 0001, 0002, ... '
@@ -50,7 +64,8 @@ def main(argv):
     ]
     for num, base, sql in entries:
         lines.insert(3, 'static const char sql_%04d[] = {\n%s\n};\n' % (num, c_bytes(sql)))
-        lines.append('\t{ %d, "%s", sql_%04d },' % (num, base, num))
+        lines.insert(3, 'static const char pg_%04d[] = {\n%s\n};\n' % (num, c_bytes(pg[base])))
+        lines.append('\t{ %d, "%s", sql_%04d, pg_%04d },' % (num, base, num, num))
     lines += [
         '};',
         '',

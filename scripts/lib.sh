@@ -2,14 +2,16 @@
 # missing (Debian packages, npm packages) and builds. Sourced, not run.
 
 # Packages the authority needs to build and run (and the demo PAM stack;
-# scdoc makes the man pages).
+# scdoc makes the man pages; libpq-dev: the PostgreSQL store's client
+# library).
 VEP_APT_BUILD="gcc libc6-dev meson ninja-build pkg-config python3 libssl-dev libevent-dev
-  libsqlite3-dev libjansson-dev libpam0g-dev libpam-wrapper sqlite3 scdoc"
+  libsqlite3-dev libjansson-dev libpam0g-dev libpam-wrapper sqlite3 scdoc libpq-dev"
 # Extra packages for the test suite (uncrustify: the style suite's style_c;
 # openssl: tests make keys and certificates of kinds vep-keytool refuses;
-# mandoc: the install test lints the man pages).
+# mandoc: the install test lints the man pages; postgresql-15: the
+# PostgreSQL store's tests start a private server, tests/pgcluster.py).
 VEP_APT_TEST="openssl libnss-wrapper libpam-modules nodejs npm chromium fonts-dejavu-core
-  uncrustify mandoc"
+  uncrustify mandoc postgresql-15"
 
 vep_log() { printf '==> %s\n' "$*" >&2; }
 

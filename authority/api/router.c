@@ -243,7 +243,7 @@ check_auth(struct req *r, struct signin_session *s)
 {
 	int rc = signin_session_find(r->loop->signin, req_header(r, "Cookie"), s);
 
-	if (rc == 0 || rc == DB_ERR_BUSY || rc == DB_ERR_FULL)
+	if (rc == 0 || rc == DB_ERR_BUSY || rc == DB_ERR_FULL || rc == DB_ERR_DOWN)
 		return rc;
 	/* No such session: the client is not signed in. Any other failure
 	 * of the lookup is a fault here, even the store's I/O error (which

@@ -19,6 +19,7 @@ static const struct {
 	{ DB_ERR_NEWER, "database schema is newer than this program" },
 	{ DB_ERR_SCHEMA, "database schema is not at this program's version" },
 	{ DB_ERR_CORRUPT, "database file is damaged or not a database" },
+	{ DB_ERR_DOWN, "database server unreachable" },
 	{ DB_ERR_INTERNAL, "database error" },
 	{ SRV_ERR_CANCELED, "the server stopped first" },
 	{ SRV_ERR_NOT_SERVED, "domain not served here" },

@@ -19,6 +19,7 @@ enum db_err {
 	DB_ERR_NEWER = -104,      /* the file's schema is newer than this binary knows */
 	DB_ERR_SCHEMA = -105,     /* read-only open of a database not at our version */
 	DB_ERR_CORRUPT = -106,    /* not a database, or damaged */
+	DB_ERR_DOWN = -107,       /* the database server cannot be reached */
 	DB_ERR_INTERNAL = -108,   /* SQLite refused something it should not have */
 };
 

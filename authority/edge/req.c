@@ -95,9 +95,11 @@ static const struct {
 	{ SRV_ERR_UNDECIDED, REQ_ERR_UNAVAILABLE, NULL },
 	{ SRV_ERR_UNRECORDED, REQ_ERR_UNAVAILABLE, NULL },
 	{ SRV_ERR_BUSY, REQ_ERR_UNAVAILABLE, NULL },
-	/* The store: locked or full is an outage; anything else is broken. */
+	/* The store: locked, full or out of reach is an outage; anything else is
+	 * broken. */
 	{ DB_ERR_BUSY, REQ_ERR_UNAVAILABLE, NULL },
 	{ DB_ERR_FULL, REQ_ERR_UNAVAILABLE, NULL },
+	{ DB_ERR_DOWN, REQ_ERR_UNAVAILABLE, NULL },
 };
 
 /* err's own row, or NULL when err is no REQ_ERR_*. */

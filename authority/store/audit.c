@@ -12,25 +12,36 @@
 #include "store/audit.h"
 #include "store/internal.h"
 
-static const char sql_insert[] =
-    "INSERT INTO audit (ts_ms, event, email, key_fp, iat_ms, exp_ms,"
-    " client_addr, outcome, signer_fp, account)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
-/* The newest ?2 rows that match (LIMIT -1: all), handed back oldest first.
- * ?3 NULL matches every row; an address matches itself; an account name
- * (no '@') matches itself and every address whose local part it is, as
- * typed at sign-in (store/audit.h). */
-static const char sql_query[] =
-    "SELECT * FROM (SELECT id, ts_ms, event, email, key_fp, iat_ms, exp_ms,"
-    " client_addr, outcome, signer_fp, account FROM audit WHERE ts_ms >= ?1 AND (?3 IS NULL"
-    " OR email = ?3 OR (instr(?3, '@') = 0"
-    " AND substr(email, 1, length(?3) + 1) = ?3 || '@'))"
-    " ORDER BY ts_ms DESC, id DESC LIMIT ?2) ORDER BY ts_ms, id";
-static const char sql_prune[] =
-    "DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE ts_ms < ?1"
-    " ORDER BY ts_ms LIMIT ?2)";
-static const char sql_signer_expiry[] =
-    "SELECT max(exp_ms) FROM audit WHERE signer_fp = ?1";
+static const struct db_sql sql_insert = {
+	"INSERT INTO audit (ts_ms, event, email, key_fp, iat_ms, exp_ms,"
+	" client_addr, outcome, signer_fp, account)"
+	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", NULL
+};
+/* The newest ?2 rows that match (a negative ?2: all), handed back oldest
+ * first. ?3 NULL matches every row; an address matches itself; an account
+ * name (no '@') matches itself and every address whose local part it is,
+ * as typed at sign-in (store/audit.h). SQLite's LIMIT -1 is PostgreSQL's
+ * LIMIT NULL, SQLite's instr() PostgreSQL's strpos(). */
+static const struct db_sql sql_query = {
+	"SELECT * FROM (SELECT id, ts_ms, event, email, key_fp, iat_ms, exp_ms,"
+	" client_addr, outcome, signer_fp, account FROM audit WHERE ts_ms >= ?1"
+	" AND (CAST(?3 AS TEXT) IS NULL OR email = ?3 OR (instr(?3, '@') = 0"
+	" AND substr(email, 1, length(?3) + 1) = ?3 || '@'))"
+	" ORDER BY ts_ms DESC, id DESC LIMIT ?2) ORDER BY ts_ms, id",
+	"SELECT * FROM (SELECT id, ts_ms, event, email, key_fp, iat_ms, exp_ms,"
+	" client_addr, outcome, signer_fp, account FROM audit WHERE ts_ms >= $1"
+	" AND (CAST($3 AS TEXT) IS NULL OR email = $3 OR (strpos($3, '@') = 0"
+	" AND substr(email, 1, length($3) + 1) = $3 || '@'))"
+	" ORDER BY ts_ms DESC, id DESC"
+	" LIMIT CASE WHEN $2 < 0 THEN NULL ELSE $2 END) AS newest ORDER BY ts_ms, id"
+};
+static const struct db_sql sql_prune = {
+	"DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE ts_ms < ?1"
+	" ORDER BY ts_ms LIMIT ?2)", NULL
+};
+static const struct db_sql sql_signer_expiry = {
+	"SELECT max(exp_ms) FROM audit WHERE signer_fp = ?1", NULL
+};
 
 /* Must agree with the audit_events rows of schema/0001_initial.sql. */
 static const struct {
@@ -137,42 +148,33 @@ audit_row_ok(const struct db_audit_row *r)
 }
 
 static void
-bind_opt_int(sqlite3_stmt *st, int col, int64_t v)
+bind_opt_int(struct db_st *st, int col, int64_t v)
 {
 	if (v == 0)
-		sqlite3_bind_null(st, col);
+		db_st_null_int(st, col);
 	else
-		sqlite3_bind_int64(st, col, v);
+		db_st_int(st, col, v);
 }
 
 static int
 audit_insert(struct db *db, const struct db_audit_row *r)
 {
-	sqlite3_stmt *st;
+	struct db_st *st;
 	int ret;
 
-	if ((ret = db_stmt(db, DB_STMT_AUDIT_INSERT, sql_insert, &st)) != 0)
+	if ((ret = db_stmt(db, DB_STMT_AUDIT_INSERT, &sql_insert, &st)) != 0)
 		return ret;
-	sqlite3_bind_int64(st, 1, r->ts_ms);
-	sqlite3_bind_int(st, 2, (int)r->event);
-	sqlite3_bind_text(st, 3, r->email ? r->email : DB_AUDIT_UNKNOWN, -1, SQLITE_STATIC);
-	if (r->key_fp != NULL)
-		sqlite3_bind_text(st, 4, r->key_fp, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, 4);
+	db_st_int(st, 1, r->ts_ms);
+	db_st_int(st, 2, r->event);
+	db_st_text(st, 3, r->email ? r->email : DB_AUDIT_UNKNOWN);
+	db_st_text(st, 4, r->key_fp);
 	bind_opt_int(st, 5, r->iat_ms);
 	bind_opt_int(st, 6, r->exp_ms);
-	sqlite3_bind_text(st, 7, r->client_addr ? r->client_addr : DB_AUDIT_UNKNOWN,
-	    -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 8, r->outcome, -1, SQLITE_STATIC);
-	if (r->signer_fp != NULL)
-		sqlite3_bind_text(st, 9, r->signer_fp, -1, SQLITE_STATIC);
-	if (r->account != NULL)
-		sqlite3_bind_text(st, 10, r->account, -1, SQLITE_STATIC);
-	ret = db_step_done(st);
-	/* Bindings are SQLITE_STATIC: drop them before the strings go away. */
-	sqlite3_clear_bindings(st);
-	return ret;
+	db_st_text(st, 7, r->client_addr ? r->client_addr : DB_AUDIT_UNKNOWN);
+	db_st_text(st, 8, r->outcome);
+	db_st_text(st, 9, r->signer_fp);
+	db_st_text(st, 10, r->account);
+	return db_step_done(st);
 }
 
 /* Writes n rows in one transaction: all of them, or none. */
@@ -320,10 +322,9 @@ db_audit_batch_free(struct db_audit_batch *b)
 }
 
 static int64_t
-col_opt_int(sqlite3_stmt *st, int col)
+col_opt_int(struct db_st *st, int col)
 {
-	return sqlite3_column_type(st, col) == SQLITE_NULL ? 0 :
-	    sqlite3_column_int64(st, col);
+	return db_st_col_null(st, col) ? 0 : db_st_col_int(st, col);
 }
 
 int
@@ -331,40 +332,38 @@ db_audit_query(struct db *db, const struct db_audit_filter *f,
     db_audit_cb cb, void *arg)
 {
 	struct db_audit_row r;
-	sqlite3_stmt *st = NULL;
+	struct db_st *st = NULL;
 	int rc, ret;
 
 	if (db == NULL || cb == NULL || (f != NULL && (f->limit < 0)))
 		return VEP_ERR_ARG;
-	if ((ret = db_stmt(db, DB_STMT_AUDIT_QUERY, sql_query, &st)) != 0)
+	if ((ret = db_stmt(db, DB_STMT_AUDIT_QUERY, &sql_query, &st)) != 0)
 		return ret;
-	sqlite3_bind_int64(st, 1, f != NULL ? f->since_ms : 0);
+	db_st_int(st, 1, f != NULL ? f->since_ms : 0);
 	/* LIMIT -1 is SQLite's "no limit". */
-	sqlite3_bind_int64(st, 2, f != NULL && f->limit > 0 ? f->limit : -1);
-	if (f != NULL && f->email != NULL)
-		sqlite3_bind_text(st, 3, f->email, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	db_st_int(st, 2, f != NULL && f->limit > 0 ? f->limit : -1);
+	db_st_text(st, 3, f != NULL ? f->email : NULL);
+	while ((rc = db_st_step(st)) == DB_ROW) {
 		memset(&r, 0, sizeof(r));
-		r.id = sqlite3_column_int64(st, 0);
-		r.ts_ms = sqlite3_column_int64(st, 1);
-		r.event = (enum db_audit_event)sqlite3_column_int(st, 2);
-		r.email = (const char *)sqlite3_column_text(st, 3);
-		r.key_fp = (const char *)sqlite3_column_text(st, 4);
+		r.id = db_st_col_int(st, 0);
+		r.ts_ms = db_st_col_int(st, 1);
+		r.event = (enum db_audit_event)(int)db_st_col_int(st, 2);
+		r.email = db_st_col_text(st, 3);
+		r.key_fp = db_st_col_text(st, 4);
 		r.iat_ms = col_opt_int(st, 5);
 		r.exp_ms = col_opt_int(st, 6);
-		r.client_addr = (const char *)sqlite3_column_text(st, 7);
-		r.outcome = (const char *)sqlite3_column_text(st, 8);
-		r.signer_fp = (const char *)sqlite3_column_text(st, 9);
-		r.account = (const char *)sqlite3_column_text(st, 10);
+		r.client_addr = db_st_col_text(st, 7);
+		r.outcome = db_st_col_text(st, 8);
+		r.signer_fp = db_st_col_text(st, 9);
+		r.account = db_st_col_text(st, 10);
 		if (r.email == NULL || r.client_addr == NULL || r.outcome == NULL) {
-			ret = sqlite3_errcode(db->conn) == SQLITE_NOMEM ?
-			    VEP_ERR_NOMEM : DB_ERR_CORRUPT;
+			ret = DB_ERR_CORRUPT;
 			goto out;
 		}
 		if ((ret = cb(&r, arg)) != 0)
 			goto out;
 	}
-	ret = rc == SQLITE_DONE ? VEP_OK : db_err(rc);
+	ret = rc;
 out:
 	db_stmt_done(st);
 	return ret;
@@ -373,7 +372,7 @@ out:
 int
 db_audit_signer_last_expiry(struct db *db, const char *signer_fp, int64_t *exp_ms)
 {
-	sqlite3_stmt *st = NULL;
+	struct db_st *st = NULL;
 	int rc, ret;
 
 	if (exp_ms == NULL)
@@ -381,15 +380,15 @@ db_audit_signer_last_expiry(struct db *db, const char *signer_fp, int64_t *exp_m
 	*exp_ms = 0;
 	if (db == NULL || signer_fp == NULL || audit_fp_ok(signer_fp) != 0)
 		return VEP_ERR_ARG;
-	if ((ret = db_stmt(db, DB_STMT_AUDIT_SIGNER_EXPIRY, sql_signer_expiry, &st)) != 0)
+	if ((ret = db_stmt(db, DB_STMT_AUDIT_SIGNER_EXPIRY, &sql_signer_expiry, &st)) != 0)
 		return ret;
-	sqlite3_bind_text(st, 1, signer_fp, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
+	db_st_text(st, 1, signer_fp);
+	rc = db_st_step(st);
+	if (rc == DB_ROW) {
 		*exp_ms = col_opt_int(st, 0);
 		ret = VEP_OK;
 	} else {
-		ret = db_err(rc);
+		ret = rc == 0 ? DB_ERR_INTERNAL : rc;
 	}
 	db_stmt_done(st);
 	return ret;
@@ -398,20 +397,20 @@ db_audit_signer_last_expiry(struct db *db, const char *signer_fp, int64_t *exp_m
 int
 db_audit_prune(struct db *db, int64_t before_ms, int64_t max_rows, int64_t *count)
 {
-	sqlite3_stmt *st;
+	struct db_st *st;
 	int ret;
 
 	if (count != NULL)
 		*count = 0;
 	if (db == NULL || before_ms < 0 || max_rows <= 0)
 		return VEP_ERR_ARG;
-	if ((ret = db_stmt(db, DB_STMT_AUDIT_PRUNE, sql_prune, &st)) != 0)
+	if ((ret = db_stmt(db, DB_STMT_AUDIT_PRUNE, &sql_prune, &st)) != 0)
 		return ret;
-	sqlite3_bind_int64(st, 1, before_ms);
-	sqlite3_bind_int64(st, 2, max_rows);
+	db_st_int(st, 1, before_ms);
+	db_st_int(st, 2, max_rows);
 	if ((ret = db_step_done(st)) != 0)
 		return ret;
 	if (count != NULL)
-		*count = sqlite3_changes64(db->conn);
+		*count = db_st_changes(st);
 	return VEP_OK;
 }

@@ -108,7 +108,8 @@ db_backup(struct db *src, const char *dest_path)
 	struct stat st;
 	int ret;
 
-	if (src == NULL || dest_path == NULL)
+	/* A PostgreSQL store is backed up by pg_dump (README.md). */
+	if (src == NULL || dest_path == NULL || src->engine != DB_ENGINE_SQLITE)
 		return VEP_ERR_ARG;
 	/* The caller made it empty and 0600; never write into anything else. */
 	if (lstat(dest_path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0)

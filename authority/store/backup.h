@@ -23,7 +23,8 @@
  * mode 0600, O_EXCL), as of one commit, then checks the copy with PRAGMA
  * integrity_check. Errors: VEP_ERR_ARG, VEP_ERR_IO (dest not writable, or
  * not empty), VEP_ERR_NOMEM, DB_ERR_FULL (disk full), DB_ERR_BUSY,
- * DB_ERR_CORRUPT (the copy failed its check). On error dest_path may hold
+ * DB_ERR_CORRUPT (the copy failed its check); VEP_ERR_ARG for a PostgreSQL
+ * store, which pg_dump backs up. On error dest_path may hold
  * a partial file: the caller removes it. */
 int db_backup(struct db *src, const char *dest_path);
 

@@ -1,8 +1,9 @@
 /*
  * store/db.c - the database connection: open the file in the state directory,
  * set the connection up (WAL, synchronous=FULL, foreign keys, busy timeout,
- * SQLite's defensive mode), apply the embedded migrations, cache prepared
- * statements, run write transactions, and convert SQLite's result codes.
+ * SQLite's defensive mode), apply the embedded migrations, run write
+ * transactions, and convert SQLite's result codes; or hand all of that to
+ * the PostgreSQL engine (store/pg.c) when the options name a server.
  *
  * This file owns no table: the SQL of sessions, throttling and the audit trail
  * lives in store/sessions.c, store/throttle.c and store/audit.c. It must never log a
@@ -18,6 +19,7 @@
 
 #include "store/db.h"
 #include "store/internal.h"
+#include "store/pg.h"
 #include "migrations.h"
 
 /* SQLite's default ceiling for max_page_count, used to lift a size limit. */
@@ -111,6 +113,8 @@ db_schema_version(struct db *db, int *out)
 	*out = 0;
 	if (db == NULL)
 		return VEP_ERR_ARG;
+	if (db->engine == DB_ENGINE_PG)
+		return pg_schema_version(db->pg, out);
 	if ((ret = db_query_int(db->conn, "PRAGMA user_version", &v)) != 0)
 		return ret;
 	*out = (int)v;
@@ -129,6 +133,13 @@ db_journal_mode(struct db *db, char *out, size_t outlen)
 	out[0] = '\0';
 	if (db == NULL)
 		return VEP_ERR_ARG;
+	if (db->engine == DB_ENGINE_PG) {
+		/* PostgreSQL's own write-ahead log: nothing to choose. */
+		if (outlen < sizeof("postgresql"))
+			return VEP_ERR_TOOBIG;
+		memcpy(out, "postgresql", sizeof("postgresql"));
+		return VEP_OK;
+	}
 	rc = sqlite3_prepare_v2(db->conn, "PRAGMA journal_mode", -1, &st, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(st);
@@ -151,12 +162,26 @@ out:
 int
 db_tx_begin(struct db *db)
 {
+	if (db->engine == DB_ENGINE_PG)
+		return pg_exec(db->pg, "BEGIN");
 	return db_exec(db->conn, "BEGIN IMMEDIATE");
+}
+
+int
+db_tx_lock(struct db *db, enum db_tx_lock lock)
+{
+	if (db->engine == DB_ENGINE_PG)
+		return pg_tx_lock(db->pg, PG_LOCK_BASE + (long long)lock);
+	return VEP_OK;
 }
 
 void
 db_tx_rollback(struct db *db)
 {
+	if (db->engine == DB_ENGINE_PG) {
+		(void)pg_exec(db->pg, "ROLLBACK");
+		return;
+	}
 	/* After SQLITE_FULL, SQLITE_NOMEM or an I/O error SQLite may already
 	 * have rolled back; a second ROLLBACK would only report an error. */
 	if (!sqlite3_get_autocommit(db->conn))
@@ -168,52 +193,11 @@ db_tx_commit(struct db *db)
 {
 	int ret;
 
+	if (db->engine == DB_ENGINE_PG)
+		return pg_exec(db->pg, "COMMIT");
 	if ((ret = db_exec(db->conn, "COMMIT")) != 0)
 		db_tx_rollback(db);
 	return ret;
-}
-
-int
-db_stmt(struct db *db, enum db_stmt_slot slot, const char *sql, sqlite3_stmt **out)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	*out = NULL;
-	if ((unsigned)slot >= DB_STMT__COUNT)
-		return VEP_ERR_ARG;
-	st = db->stmts[slot];
-	if (st == NULL) {
-		/* PERSISTENT: these live as long as the connection. */
-		rc = sqlite3_prepare_v3(db->conn, sql, -1, SQLITE_PREPARE_PERSISTENT,
-		    &st, NULL);
-		if (rc != SQLITE_OK)
-			return db_err(rc);
-		db->stmts[slot] = st;
-	} else {
-		sqlite3_reset(st);
-		sqlite3_clear_bindings(st);
-	}
-	*out = st;
-	return VEP_OK;
-}
-
-void
-db_stmt_done(sqlite3_stmt *st)
-{
-	if (st != NULL)
-		sqlite3_reset(st);
-}
-
-int
-db_step_done(sqlite3_stmt *st)
-{
-	int rc = sqlite3_step(st);
-
-	sqlite3_reset(st);
-	if (rc == SQLITE_DONE)
-		return VEP_OK;
-	return rc == SQLITE_ROW ? DB_ERR_INTERNAL : db_err(rc);
 }
 
 /* Applies migration m unless another process got there first: the version
@@ -298,6 +282,7 @@ db_open_path(const char *path, const struct db_options *opt, struct db **out)
 		return VEP_ERR_ARG;
 	if ((db = calloc(1, sizeof(*db))) == NULL)
 		return VEP_ERR_NOMEM;
+	db->engine = DB_ENGINE_SQLITE;
 	db->readonly = opt != NULL && opt->readonly;
 	existing = db->readonly || (opt != NULL && opt->existing);
 
@@ -353,6 +338,30 @@ out:
 	return ret;
 }
 
+/* The PostgreSQL store named by opt->pg_conninfo. */
+static int
+db_open_pg(const struct db_options *opt, struct db **out)
+{
+	struct db *db;
+	int ret;
+
+	int busy = opt->busy_timeout_ms != 0 ? opt->busy_timeout_ms : DB_BUSY_TIMEOUT_MS_DEFAULT;
+
+	if (busy < 0 || busy > DB_BUSY_TIMEOUT_MS_MAX)
+		return VEP_ERR_ARG;
+	if ((db = calloc(1, sizeof(*db))) == NULL)
+		return VEP_ERR_NOMEM;
+	db->engine = DB_ENGINE_PG;
+	db->readonly = opt->readonly;
+	if ((ret = pg_open(opt->pg_conninfo, opt->readonly ? PG_OPEN_READONLY :
+	    opt->existing ? PG_OPEN_EXISTING : PG_OPEN_MIGRATE, busy, &db->pg)) != 0) {
+		free(db);
+		return ret;
+	}
+	*out = db;
+	return VEP_OK;
+}
+
 int
 db_open(const char *state_dir, const struct db_options *opt, struct db **out)
 {
@@ -362,6 +371,8 @@ db_open(const char *state_dir, const struct db_options *opt, struct db **out)
 	if (out == NULL)
 		return VEP_ERR_ARG;
 	*out = NULL;
+	if (opt != NULL && opt->pg_conninfo != NULL && opt->pg_conninfo[0] != '\0')
+		return db_open_pg(opt, out);
 	if (state_dir == NULL || *state_dir == '\0')
 		return VEP_ERR_ARG;
 	if (asprintf(&path, "%s/%s", state_dir, DB_FILE_NAME) < 0)
@@ -374,12 +385,10 @@ db_open(const char *state_dir, const struct db_options *opt, struct db **out)
 void
 db_close(struct db *db)
 {
-	size_t i;
-
 	if (db == NULL)
 		return;
-	for (i = 0; i < DB_STMT__COUNT; i++)
-		sqlite3_finalize(db->stmts[i]);
+	db_stmts_free(db);
+	pg_close(db->pg);
 	/* close_v2 is never "busy": all statements are finalized above. */
 	sqlite3_close_v2(db->conn);
 	free(db);
@@ -394,6 +403,8 @@ db_set_size_limit(struct db *db, int64_t max_bytes)
 
 	if (db == NULL || max_bytes < 0)
 		return VEP_ERR_ARG;
+	if (db->engine == DB_ENGINE_PG)
+		return VEP_OK;  /* the server's administrator sizes its disk */
 	if ((ret = db_query_int(db->conn, "PRAGMA page_size", &page_size)) != 0)
 		return ret;
 	if (page_size <= 0)
@@ -418,6 +429,8 @@ db_check_integrity(struct db *db)
 
 	if (db == NULL)
 		return VEP_ERR_ARG;
+	if (db->engine == DB_ENGINE_PG)
+		return VEP_OK;  /* PostgreSQL checks its own pages (amcheck is the admin's) */
 	rc = sqlite3_prepare_v2(db->conn, "PRAGMA integrity_check", -1, &st, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(st);

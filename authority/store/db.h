@@ -44,6 +44,10 @@ struct db_options {
 	 * live server's rows; DB_ERR_SCHEMA otherwise). */
 	int existing;
 	int busy_timeout_ms;  /* 0 = DB_BUSY_TIMEOUT_MS_DEFAULT */
+	/* Non-empty: the store is on this PostgreSQL server (a libpq
+	 * connection string or postgresql:// URI) instead of the state
+	 * directory's file; db_open then ignores state_dir. */
+	const char *pg_conninfo;
 };
 
 /* Opens (creating if needed, mode 0600) DIR/DB_FILE_NAME and migrates it:

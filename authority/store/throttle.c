@@ -15,46 +15,69 @@
 #include "store/internal.h"
 #include "store/throttle.h"
 
-static const char sql_get[] =
-    "SELECT failures, window_end FROM throttle WHERE kind = ?1 AND name = ?2";
-/* An attempt after the window ended opens a new one (SET sees the old row). */
-static const char sql_count[] =
-    "INSERT INTO throttle (kind, name, window_end, failures)"
-    " VALUES (?1, ?2, ?3 + ?4, 1)"
-    " ON CONFLICT (kind, name) DO UPDATE SET"
-    " failures = CASE WHEN window_end <= ?3 THEN 1 ELSE failures + 1 END,"
-    " window_end = CASE WHEN window_end <= ?3 THEN ?3 + ?4 ELSE window_end END"
-    " RETURNING window_end";
+static const struct db_sql sql_get = {
+	"SELECT failures, window_end FROM throttle WHERE kind = ?1 AND name = ?2", NULL
+};
+/* An attempt after the window ended opens a new one (SET sees the old row;
+ * PostgreSQL needs the table named where SQLite takes the bare column). */
+static const struct db_sql sql_count = {
+	"INSERT INTO throttle (kind, name, window_end, failures)"
+	" VALUES (?1, ?2, ?3 + ?4, 1)"
+	" ON CONFLICT (kind, name) DO UPDATE SET"
+	" failures = CASE WHEN window_end <= ?3 THEN 1 ELSE failures + 1 END,"
+	" window_end = CASE WHEN window_end <= ?3 THEN ?3 + ?4 ELSE window_end END"
+	" RETURNING window_end",
+	"INSERT INTO throttle (kind, name, window_end, failures)"
+	" VALUES ($1, $2, $3 + $4, 1)"
+	" ON CONFLICT (kind, name) DO UPDATE SET"
+	" failures = CASE WHEN throttle.window_end <= $3 THEN 1"
+	" ELSE throttle.failures + 1 END,"
+	" window_end = CASE WHEN throttle.window_end <= $3 THEN $3 + $4"
+	" ELSE throttle.window_end END"
+	" RETURNING window_end"
+};
 /* Taking one attempt back, only from the window it was counted in. */
-static const char sql_uncount[] =
-    "UPDATE throttle SET failures = failures - 1"
-    " WHERE kind = ?1 AND name = ?2 AND window_end = ?3 AND failures > 1";
-static const char sql_uncount_last[] =
-    "DELETE FROM throttle"
-    " WHERE kind = ?1 AND name = ?2 AND window_end = ?3 AND failures = 1";
+static const struct db_sql sql_uncount = {
+	"UPDATE throttle SET failures = failures - 1"
+	" WHERE kind = ?1 AND name = ?2 AND window_end = ?3 AND failures > 1", NULL
+};
+static const struct db_sql sql_uncount_last = {
+	"DELETE FROM throttle"
+	" WHERE kind = ?1 AND name = ?2 AND window_end = ?3 AND failures = 1", NULL
+};
 /* A live count forgotten (an ended one is the pruner's). */
-static const char sql_forget[] =
-    "DELETE FROM throttle WHERE kind = ?1 AND name = ?2 AND window_end > ?3";
-static const char sql_know[] =
-    "INSERT INTO throttle (kind, name, window_end, failures) VALUES (?1, ?2, ?3, 1)"
-    " ON CONFLICT (kind, name) DO UPDATE SET window_end = excluded.window_end";
-static const char sql_prune[] =
-    "DELETE FROM throttle WHERE id IN (SELECT id FROM throttle"
-    " WHERE window_end <= ?1 ORDER BY window_end LIMIT ?2)";
+static const struct db_sql sql_forget = {
+	"DELETE FROM throttle WHERE kind = ?1 AND name = ?2 AND window_end > ?3", NULL
+};
+static const struct db_sql sql_know = {
+	"INSERT INTO throttle (kind, name, window_end, failures) VALUES (?1, ?2, ?3, 1)"
+	" ON CONFLICT (kind, name) DO UPDATE SET window_end = excluded.window_end", NULL
+};
+static const struct db_sql sql_prune = {
+	"DELETE FROM throttle WHERE id IN (SELECT id FROM throttle"
+	" WHERE window_end <= ?1 ORDER BY window_end LIMIT ?2)", NULL
+};
 
 /* An administrator's view: live counts and known addresses, the pair's
  * name split at its one space into address and account. */
-static const char sql_list[] =
-    "SELECT kind, name, failures, window_end FROM throttle WHERE window_end > ?1"
-    " ORDER BY kind, name";
+static const struct db_sql sql_list = {
+	"SELECT kind, name, failures, window_end FROM throttle WHERE window_end > ?1"
+	" ORDER BY kind, name", NULL
+};
 /* ?1 account, ?2 address; NULL matches any. Known addresses (kind 4) are
- * trust, not a count, and stay. */
-static const char sql_clear[] =
-    "DELETE FROM throttle WHERE kind IN (1, 2, 3)"
-    " AND (?1 IS NULL OR (kind = 1 AND name = ?1)"
-    " OR (kind = 3 AND substr(name, instr(name, ' ') + 1) = ?1))"
-    " AND (?2 IS NULL OR (kind = 2 AND name = ?2)"
-    " OR (kind = 3 AND substr(name, 1, instr(name, ' ') - 1) = ?2))";
+ * trust, not a count, and stay. SQLite's instr() is PostgreSQL's strpos(). */
+static const struct db_sql sql_clear = {
+	"DELETE FROM throttle WHERE kind IN (1, 2, 3)"
+	" AND (CAST(?1 AS TEXT) IS NULL OR (kind = 1 AND name = ?1)"
+	" OR (kind = 3 AND substr(name, instr(name, ' ') + 1) = ?1))"
+	" AND (CAST(?2 AS TEXT) IS NULL OR (kind = 2 AND name = ?2)"
+	" OR (kind = 3 AND substr(name, 1, instr(name, ' ') - 1) = ?2))",
+	"DELETE FROM throttle WHERE kind IN (1, 2, 3)"
+	" AND (CAST($1 AS TEXT) IS NULL OR (kind = 1 AND name = $1)"
+	" OR (kind = 3 AND substr(name, strpos(name, ' ') + 1) = $1))"
+	" AND (CAST($2 AS TEXT) IS NULL OR (kind = 2 AND name = $2)"
+	" OR (kind = 3 AND substr(name, 1, strpos(name, ' ') - 1) = $2))"
+};
 
 /* The schema's `kind` values. */
 enum throttle_kind {
@@ -149,21 +172,21 @@ static int
 row_get(struct db *db, enum throttle_kind kind, const char *name, int64_t *failures,
     int64_t *window_end)
 {
-	sqlite3_stmt *st;
+	struct db_st *st;
 	int rc, ret;
 
 	*failures = *window_end = 0;
-	if ((ret = db_stmt(db, DB_STMT_THROTTLE_GET, sql_get, &st)) != 0)
+	if ((ret = db_stmt(db, DB_STMT_THROTTLE_GET, &sql_get, &st)) != 0)
 		return ret;
-	sqlite3_bind_int(st, 1, (int)kind);
-	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*failures = sqlite3_column_int64(st, 0);
-		*window_end = sqlite3_column_int64(st, 1);
+	db_st_int(st, 1, kind);
+	db_st_text(st, 2, name);
+	rc = db_st_step(st);
+	if (rc == DB_ROW) {
+		*failures = db_st_col_int(st, 0);
+		*window_end = db_st_col_int(st, 1);
 		ret = VEP_OK;
 	} else {
-		ret = rc == SQLITE_DONE ? VEP_OK : db_err(rc);
+		ret = rc;
 	}
 	db_stmt_done(st);
 	return ret;
@@ -174,38 +197,38 @@ static int
 row_count(struct db *db, enum throttle_kind kind, const char *name, int64_t now,
     int64_t window_s, int64_t *window_end)
 {
-	sqlite3_stmt *st;
+	struct db_st *st;
 	int rc, ret;
 
-	if ((ret = db_stmt(db, DB_STMT_THROTTLE_COUNT, sql_count, &st)) != 0)
+	if ((ret = db_stmt(db, DB_STMT_THROTTLE_COUNT, &sql_count, &st)) != 0)
 		return ret;
-	sqlite3_bind_int(st, 1, (int)kind);
-	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, now);
-	sqlite3_bind_int64(st, 4, window_s);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*window_end = sqlite3_column_int64(st, 0);
-		rc = sqlite3_step(st);
+	db_st_int(st, 1, kind);
+	db_st_text(st, 2, name);
+	db_st_int(st, 3, now);
+	db_st_int(st, 4, window_s);
+	rc = db_st_step(st);
+	if (rc == DB_ROW) {
+		*window_end = db_st_col_int(st, 0);
+		rc = db_st_step(st);
 	}
-	ret = rc == SQLITE_DONE ? VEP_OK : db_err(rc);
+	ret = rc;
 	db_stmt_done(st);
 	return ret;
 }
 
 /* Binds (kind, name, number) to a cached statement and runs it. */
 static int
-row_run(struct db *db, enum db_stmt_slot slot, const char *sql, enum throttle_kind kind,
+row_run(struct db *db, enum db_stmt_slot slot, const struct db_sql *sql, enum throttle_kind kind,
     const char *name, int64_t number)
 {
-	sqlite3_stmt *st;
+	struct db_st *st;
 	int ret;
 
 	if ((ret = db_stmt(db, slot, sql, &st)) != 0)
 		return ret;
-	sqlite3_bind_int(st, 1, (int)kind);
-	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, number);
+	db_st_int(st, 1, kind);
+	db_st_text(st, 2, name);
+	db_st_int(st, 3, number);
 	return db_step_done(st);
 }
 
@@ -217,10 +240,10 @@ row_uncount(struct db *db, enum throttle_kind kind, const char *name, int64_t wi
 
 	if (window_end == 0)
 		return VEP_OK;
-	if ((ret = row_run(db, DB_STMT_THROTTLE_UNCOUNT, sql_uncount, kind, name,
+	if ((ret = row_run(db, DB_STMT_THROTTLE_UNCOUNT, &sql_uncount, kind, name,
 	    window_end)) != 0)
 		return ret;
-	return row_run(db, DB_STMT_THROTTLE_UNCOUNT_LAST, sql_uncount_last, kind, name,
+	return row_run(db, DB_STMT_THROTTLE_UNCOUNT_LAST, &sql_uncount_last, kind, name,
 	    window_end);
 }
 
@@ -261,7 +284,9 @@ db_throttle_reserve(struct db *db, const char *account, const char *addr, int64_
 		return ret;
 	if ((ret = db_tx_begin(db)) != 0)
 		goto out;
-	if ((ret = pair_known(db, &n, limits, now, &known)) != 0)
+	/* Check and count as one step on every instance sharing the store. */
+	if ((ret = db_tx_lock(db, DB_LOCK_THROTTLE)) != 0 ||
+	    (ret = pair_known(db, &n, limits, now, &known)) != 0)
 		goto rollback;
 	for (i = 0; i < DB_THROTTLE_COUNTERS; i++) {
 		if (i == C_ACCOUNT && known)
@@ -312,16 +337,17 @@ db_throttle_settle(struct db *db, const char *account, const char *addr, int64_t
 		goto out;
 	if ((ret = db_tx_begin(db)) != 0)
 		goto out;
-	if ((ret = row_uncount(db, THROTTLE_ACCOUNT, account, t->window_end[C_ACCOUNT])) != 0 ||
+	if ((ret = db_tx_lock(db, DB_LOCK_THROTTLE)) != 0 ||
+	    (ret = row_uncount(db, THROTTLE_ACCOUNT, account, t->window_end[C_ACCOUNT])) != 0 ||
 	    (ret = row_uncount(db, THROTTLE_ADDR, addr, t->window_end[C_ADDR])) != 0)
 		goto rollback;
 	if (outcome == DB_THROTTLE_UNDECIDED)
 		ret = row_uncount(db, THROTTLE_PAIR, n.pair, t->window_end[C_PAIR]);
 	else {
 		/* The owner's own typos from here are forgiven. */
-		ret = row_run(db, DB_STMT_THROTTLE_FORGET, sql_forget, THROTTLE_PAIR, n.pair, now);
+		ret = row_run(db, DB_STMT_THROTTLE_FORGET, &sql_forget, THROTTLE_PAIR, n.pair, now);
 		if (ret == 0 && limits->known_for_s > 0)
-			ret = row_run(db, DB_STMT_THROTTLE_KNOW, sql_know, THROTTLE_KNOWN, n.pair,
+			ret = row_run(db, DB_STMT_THROTTLE_KNOW, &sql_know, THROTTLE_KNOWN, n.pair,
 			    now + limits->known_for_s);
 	}
 	if (ret != 0)
@@ -338,21 +364,21 @@ out:
 int
 db_throttle_prune(struct db *db, int64_t now, int64_t max_rows, int64_t *count)
 {
-	sqlite3_stmt *st;
+	struct db_st *st;
 	int ret;
 
 	if (count != NULL)
 		*count = 0;
 	if (db == NULL || max_rows <= 0)
 		return VEP_ERR_ARG;
-	if ((ret = db_stmt(db, DB_STMT_THROTTLE_PRUNE, sql_prune, &st)) != 0)
+	if ((ret = db_stmt(db, DB_STMT_THROTTLE_PRUNE, &sql_prune, &st)) != 0)
 		return ret;
-	sqlite3_bind_int64(st, 1, now);
-	sqlite3_bind_int64(st, 2, max_rows);
+	db_st_int(st, 1, now);
+	db_st_int(st, 2, max_rows);
 	if ((ret = db_step_done(st)) != 0)
 		return ret;
 	if (count != NULL)
-		*count = sqlite3_changes(db->conn);
+		*count = db_st_changes(st);
 	return VEP_OK;
 }
 
@@ -381,10 +407,10 @@ kind_name(int kind)
 /* Fills e from one row; the pair's and the known address's "ADDR ACCOUNT"
  * is split into buf. */
 static int
-entry_from_row(sqlite3_stmt *st, char *buf, size_t buflen, struct db_throttle_entry *e)
+entry_from_row(struct db_st *st, char *buf, size_t buflen, struct db_throttle_entry *e)
 {
-	const char *name = (const char *)sqlite3_column_text(st, 1);
-	int kind = sqlite3_column_int(st, 0);
+	const char *name = db_st_col_text(st, 1);
+	int kind = (int)db_st_col_int(st, 0);
 	char *sp;
 
 	memset(e, 0, sizeof(*e));
@@ -392,8 +418,8 @@ entry_from_row(sqlite3_stmt *st, char *buf, size_t buflen, struct db_throttle_en
 	    strlen(name) >= buflen)
 		return DB_ERR_CORRUPT;
 	memcpy(buf, name, strlen(name) + 1);
-	e->count = sqlite3_column_int64(st, 2);
-	e->window_end = sqlite3_column_int64(st, 3);
+	e->count = db_st_col_int(st, 2);
+	e->window_end = db_st_col_int(st, 3);
 	if (kind == THROTTLE_ACCOUNT) {
 		e->account = buf;
 	} else if (kind == THROTTLE_ADDR) {
@@ -413,20 +439,20 @@ db_throttle_list(struct db *db, int64_t now, db_throttle_cb cb, void *arg)
 {
 	char buf[2 * DB_THROTTLE_NAME_MAX + 2];
 	struct db_throttle_entry e;
-	sqlite3_stmt *st = NULL;
+	struct db_st *st = NULL;
 	int rc, ret;
 
 	if (db == NULL || cb == NULL)
 		return VEP_ERR_ARG;
-	if ((ret = db_stmt(db, DB_STMT_THROTTLE_LIST, sql_list, &st)) != 0)
+	if ((ret = db_stmt(db, DB_STMT_THROTTLE_LIST, &sql_list, &st)) != 0)
 		return ret;
-	sqlite3_bind_int64(st, 1, now);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	db_st_int(st, 1, now);
+	while ((rc = db_st_step(st)) == DB_ROW) {
 		if ((ret = entry_from_row(st, buf, sizeof(buf), &e)) != 0 ||
 		    (ret = cb(&e, arg)) != 0)
 			goto out;
 	}
-	ret = rc == SQLITE_DONE ? VEP_OK : db_err(rc);
+	ret = rc;
 out:
 	db_stmt_done(st);
 	return ret;
@@ -435,7 +461,7 @@ out:
 int
 db_throttle_clear(struct db *db, const char *account, const char *addr, int64_t *count)
 {
-	sqlite3_stmt *st;
+	struct db_st *st;
 	int ret;
 
 	if (count != NULL)
@@ -443,15 +469,13 @@ db_throttle_clear(struct db *db, const char *account, const char *addr, int64_t 
 	if (db == NULL || (account != NULL && account[0] == '\0') ||
 	    (addr != NULL && (addr[0] == '\0' || strchr(addr, ' ') != NULL)))
 		return VEP_ERR_ARG;
-	if ((ret = db_stmt(db, DB_STMT_THROTTLE_CLEAR, sql_clear, &st)) != 0)
+	if ((ret = db_stmt(db, DB_STMT_THROTTLE_CLEAR, &sql_clear, &st)) != 0)
 		return ret;
-	if (account != NULL)
-		sqlite3_bind_text(st, 1, account, -1, SQLITE_STATIC);
-	if (addr != NULL)
-		sqlite3_bind_text(st, 2, addr, -1, SQLITE_STATIC);
+	db_st_text(st, 1, account);
+	db_st_text(st, 2, addr);
 	if ((ret = db_step_done(st)) != 0)
 		return ret;
 	if (count != NULL)
-		*count = sqlite3_changes(db->conn);
+		*count = db_st_changes(st);
 	return VEP_OK;
 }

@@ -4,6 +4,10 @@
  * raw SQLite connection to look at the file behind the module's back, and
  * reading whole files to scan their bytes.
  *
+ * The same tests run against PostgreSQL when VEP_TEST_PG holds a connection
+ * string (tests/unit/pg_run.py starts a cluster of its own and sets it):
+ * tu_db_open then opens that store, and tu_raw_* look at it through libpq.
+ *
  * Header-only (static inline functions) so each test stays one executable.
  */
 #ifndef VEP_TEST_DB_TESTUTIL_H
@@ -16,7 +20,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <libpq-fe.h>
 #include <sqlite3.h>
+
+#include "store/db.h"
 
 /* Creates a fresh directory under $TMPDIR (or /tmp); returns a malloc'd path
  * or NULL. */
@@ -98,6 +105,121 @@ tu_raw_int(sqlite3 *c, const char *sql)
 		v = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	return v;
+}
+
+/* The PostgreSQL store under test, or NULL for the SQLite file. */
+static inline const char *
+tu_pg(void)
+{
+	const char *c = getenv("VEP_TEST_PG");
+
+	return c != NULL && *c != '\0' ? c : NULL;
+}
+
+/* db_open of dir's file, or of the PostgreSQL store under test; opt may be
+ * NULL. */
+static inline int
+tu_db_open(const char *dir, const struct db_options *opt, struct db **out)
+{
+	struct db_options o = { 0 };
+
+	if (opt != NULL)
+		o = *opt;
+	if (tu_pg() != NULL)
+		o.pg_conninfo = tu_pg();
+	return db_open(dir, &o, out);
+}
+
+/* A second, raw connection to the store of dir (either engine). */
+struct tu_raw {
+	sqlite3 *sq;
+	PGconn *pg;
+};
+
+static inline int
+tu_raw_connect(const char *dir, struct tu_raw *r)
+{
+	char *path;
+
+	memset(r, 0, sizeof(*r));
+	if (tu_pg() != NULL) {
+		r->pg = PQconnectdb(tu_pg());
+		return r->pg != NULL && PQstatus(r->pg) == CONNECTION_OK ? 0 : -1;
+	}
+	if (dir == NULL)
+		return -1;
+	path = tu_path(dir, DB_FILE_NAME);
+	r->sq = tu_raw_open(path);
+	free(path);
+	return r->sq != NULL ? 0 : -1;
+}
+
+static inline void
+tu_raw_close(struct tu_raw *r)
+{
+	sqlite3_close(r->sq);
+	PQfinish(r->pg);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Runs sql (no rows wanted): 0 or -1. */
+static inline int
+tu_raw_exec(struct tu_raw *r, const char *sql)
+{
+	PGresult *res;
+	int ok;
+
+	if (r->sq != NULL)
+		return sqlite3_exec(r->sq, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+	res = PQexec(r->pg, sql);
+	ok = PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK;
+	PQclear(res);
+	return ok ? 0 : -1;
+}
+
+/* One integer from sql; -1 on error (NULL reads as 0). */
+static inline long long
+tu_raw_value(struct tu_raw *r, const char *sql)
+{
+	PGresult *res;
+	long long v = -1;
+
+	if (r->sq != NULL)
+		return tu_raw_int(r->sq, sql);
+	res = PQexec(r->pg, sql);
+	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
+		v = PQgetisnull(res, 0, 0) ? 0 : strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	return v;
+}
+
+/* One integer from the store of dir through a fresh raw connection. */
+static inline long long
+tu_store_int(const char *dir, const char *sql)
+{
+	struct tu_raw r;
+	long long v = -1;
+
+	if (tu_raw_connect(dir, &r) == 0)
+		v = tu_raw_value(&r, sql);
+	tu_raw_close(&r);
+	return v;
+}
+
+/* Starts a transaction on r that holds off every writer of table until
+ * the ROLLBACK (SQLite: the file's write lock; PostgreSQL: a table lock
+ * that conflicts with INSERT, UPDATE and DELETE). 0 or -1. */
+static inline int
+tu_raw_lock_writes(struct tu_raw *r, const char *table)
+{
+	char sql[96];
+
+	if (r->sq != NULL)
+		return tu_raw_exec(r, "BEGIN IMMEDIATE");
+	if (tu_raw_exec(r, "BEGIN") != 0)
+		return -1;
+	(void)snprintf(sql, sizeof(sql), "LOCK TABLE %s IN EXCLUSIVE MODE", table);
+	return tu_raw_exec(r, sql);
 }
 
 /* Reads a whole file; *len gets its size. NULL if missing or unreadable. */

@@ -27,13 +27,7 @@ static const struct db_throttle_limits defaults = {
 static long long
 rows(void)
 {
-	char *path = tu_path(dir, DB_FILE_NAME);
-	sqlite3 *raw = tu_raw_open(path);
-	long long n = raw ? tu_raw_int(raw, "SELECT count(*) FROM throttle") : -1;
-
-	sqlite3_close(raw);
-	free(path);
-	return n;
+	return tu_store_int(dir, "SELECT count(*) FROM throttle");
 }
 
 /* One attempt that PAM turns down. */
@@ -237,7 +231,7 @@ test_reserve_is_atomic(void)
 	int i, granted = 0, errors = 0;
 
 	for (i = 0; i < RACE_THREADS; i++)
-		ASSERT_EQ(db_open(dir, NULL, &r[i].db), 0);
+		ASSERT_EQ(tu_db_open(dir, NULL, &r[i].db), 0);
 	for (i = 0; i < RACE_THREADS; i++)
 		ASSERT_EQ(pthread_create(&th[i], NULL, race, &r[i]), 0);
 	for (i = 0; i < RACE_THREADS; i++) {
@@ -260,7 +254,7 @@ test_survives_reopen(void)
 		ASSERT_EQ(fail("eve", "192.0.2.90", t, &defaults), 0);
 	db_close(db);
 	db = NULL;
-	ASSERT_EQ(db_open(dir, NULL, &db), 0);
+	ASSERT_EQ(tu_db_open(dir, NULL, &db), 0);
 	ASSERT_EQ(allowed("eve", "192.0.2.90", t + 1, &defaults, &retry), SRV_ERR_THROTTLED);
 	ASSERT_EQ(retry, 900 - 1);
 }
@@ -359,25 +353,29 @@ static void
 test_many_names_bounded(void)
 {
 	struct db_throttle_limits l = { 5, 5, 60, 20, 60, 0 };
-	const int calls = 50000;
+	/* A PostgreSQL transaction costs a round trip: fewer calls, the same
+	 * rate of new names per second, so the same bound holds. */
+	const int calls = tu_pg() != NULL ? 5000 : 50000;
 	int64_t t0 = 1000000;
-	long long n, max_live = 3 * 60 * 10;
+	long long n, base, max_live = 3 * 60 * 10;
 	double start, took;
-	char acct[32], addr[48], *fast = NULL, *path;
+	char acct[32], addr[48], *fast = NULL;
 	struct db *mdb = NULL, *keep = db;
 	struct db_throttle_ticket tk;
 	int64_t retry;
-	sqlite3 *raw;
 	int i;
 
-	if (access("/dev/shm", W_OK) == 0) {
+	if (tu_pg() == NULL && access("/dev/shm", W_OK) == 0) {
 		fast = strdup("/dev/shm/vepdb-test-XXXXXX");
 		if (fast != NULL && mkdtemp(fast) == NULL) {
 			free(fast);
 			fast = NULL;
 		}
 	}
-	ASSERT_EQ(db_open(fast ? fast : dir, NULL, &mdb), 0);
+	ASSERT_EQ(tu_db_open(fast ? fast : dir, NULL, &mdb), 0);
+	/* Rows of the tests before that outlive t0 (PostgreSQL: one store). */
+	base = tu_store_int(fast ? fast : dir, "SELECT count(*) FROM throttle");
+	ASSERT_TRUE(base >= 0);
 	start = now_s();
 	for (i = 0; i < calls; i++) {
 		(void)snprintf(acct, sizeof(acct), "user%06d", i);
@@ -388,15 +386,10 @@ test_many_names_bounded(void)
 	took = now_s() - start;
 	ASSERT_EQ(i, calls);
 	fprintf(stderr, "     %d names counted in %.2f s\n", 2 * calls, took);
-	path = tu_path(fast ? fast : dir, DB_FILE_NAME);
-	raw = tu_raw_open(path);
-	free(path);
-	ASSERT_TRUE(raw != NULL);
-	n = tu_raw_int(raw, "SELECT count(*) FROM throttle");
-	sqlite3_close(raw);
+	n = tu_store_int(fast ? fast : dir, "SELECT count(*) FROM throttle");
 	/* Live windows: 60 s x 10/s x 3 kinds; pruning keeps up (8 > 3 per write). */
 	ASSERT_TRUE(n > 0);
-	ASSERT_TRUE(n <= max_live + 3 * DB_THROTTLE_PRUNE_PER_WRITE);
+	ASSERT_TRUE(n <= max_live + 3 * DB_THROTTLE_PRUNE_PER_WRITE + base);
 
 	db = mdb;
 	start = now_s();
@@ -504,7 +497,7 @@ main(void)
 {
 	if ((dir = tu_mkdtemp()) == NULL)
 		return 77;
-	if (db_open(dir, NULL, &db) != 0) {
+	if (tu_db_open(dir, NULL, &db) != 0) {
 		fprintf(stderr, "db_open failed\n");
 		tu_rmdir(dir);
 		return 1;

@@ -1,0 +1,387 @@
+/*
+ * store/pg.c - the PostgreSQL engine (contract in store/pg.h): connecting,
+ * the session's settings, migrations, prepared statements and SQLSTATE ->
+ * DB_ERR_* conversion.
+ *
+ * It must never log or print a bound value, nor the connection string
+ * (it may hold a password), and never leave a transaction open when
+ * pg_open returns.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/internal.h"
+#include "store/pg.h"
+#include "migrations.h"
+
+/* The migrations' advisory lock (db_tx_lock's are PG_LOCK_BASE + n, n >= 1). */
+#define PG_LOCK_MIGRATE PG_LOCK_BASE
+
+/* Seconds libpq waits for a server before giving up on a connection. */
+#define PG_CONNECT_TIMEOUT_S "5"
+
+/* How much longer than the busy timeout a statement may run before the
+ * server cancels it: a statement that waits for no lock is an indexed
+ * lookup or a short write, so only a stuck server reaches this. */
+#define PG_STATEMENT_SLACK_MS 4000
+
+/* A prepared statement of this connection: the types it was prepared with. */
+struct pg_prepared {
+	int ready;
+	int n;
+	Oid types[DB_PG_PARAMS_MAX];
+};
+
+struct pg {
+	PGconn *conn;
+	int busy_ms;
+	int in_tx;
+	int broken_in_tx;  /* the connection broke inside the open transaction */
+	struct pg_prepared prepared[DB_STMT__COUNT];
+};
+
+/* SQLSTATE classes and codes, most specific first. */
+static const struct {
+	const char *state;  /* 5 characters, or a 2-character class */
+	int err;
+} pg_err_table[] = {
+	{ "23505", VEP_ERR_EXISTS },   /* unique_violation */
+	{ "23", VEP_ERR_INVALID },     /* integrity constraint */
+	{ "53100", DB_ERR_FULL },      /* disk_full */
+	{ "53", DB_ERR_FULL },         /* insufficient resources */
+	{ "54", VEP_ERR_TOOBIG },      /* program limit exceeded */
+	{ "55P03", DB_ERR_BUSY },      /* lock_not_available (lock_timeout) */
+	{ "57014", DB_ERR_BUSY },      /* query_canceled (statement_timeout) */
+	{ "40", DB_ERR_BUSY },         /* serialization failure, deadlock */
+	{ "57P", DB_ERR_DOWN },        /* admin shutdown, crash, cannot connect now */
+	{ "08", DB_ERR_DOWN },         /* connection exception */
+	{ "58", VEP_ERR_IO },          /* system error (I/O) */
+	{ "XX001", DB_ERR_CORRUPT },   /* data_corrupted */
+	{ "XX002", DB_ERR_CORRUPT },   /* index_corrupted */
+};
+
+static int
+pg_err_state(const char *state)
+{
+	size_t i, len;
+
+	if (state == NULL)
+		return DB_ERR_INTERNAL;
+	for (i = 0; i < sizeof(pg_err_table) / sizeof(pg_err_table[0]); i++) {
+		len = strlen(pg_err_table[i].state);
+		if (strncmp(state, pg_err_table[i].state, len) == 0)
+			return pg_err_table[i].err;
+	}
+	return DB_ERR_INTERNAL;
+}
+
+/* The error of a failed result (or of a missing one). */
+static int
+pg_err_result(struct pg *pg, const PGresult *res)
+{
+	if (PQstatus(pg->conn) != CONNECTION_OK) {
+		if (pg->in_tx)
+			pg->broken_in_tx = 1;
+		return DB_ERR_DOWN;
+	}
+	if (res == NULL)
+		return VEP_ERR_NOMEM;
+	return pg_err_state(PQresultErrorField(res, PG_DIAG_SQLSTATE));
+}
+
+/* Before a call: a connection that broke outside a transaction is made
+ * again (its prepared statements went with it). */
+static int
+pg_ready(struct pg *pg)
+{
+	size_t i;
+
+	if (pg->broken_in_tx)
+		return DB_ERR_DOWN;
+	if (PQstatus(pg->conn) == CONNECTION_OK)
+		return VEP_OK;
+	if (pg->in_tx) {
+		pg->broken_in_tx = 1;
+		return DB_ERR_DOWN;
+	}
+	PQreset(pg->conn);
+	if (PQstatus(pg->conn) != CONNECTION_OK)
+		return DB_ERR_DOWN;
+	for (i = 0; i < DB_STMT__COUNT; i++)
+		pg->prepared[i].ready = 0;
+	return VEP_OK;
+}
+
+/* Runs a command; *res gets its result when want_rows. */
+static int
+pg_command(struct pg *pg, const char *sql, PGresult **out)
+{
+	PGresult *res;
+	ExecStatusType status;
+	int ret;
+
+	if (out != NULL)
+		*out = NULL;
+	if ((ret = pg_ready(pg)) != 0)
+		return ret;
+	res = PQexec(pg->conn, sql);
+	status = PQresultStatus(res);
+	if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK &&
+	    status != PGRES_EMPTY_QUERY) {
+		ret = pg_err_result(pg, res);
+		PQclear(res);
+		return ret;
+	}
+	if (out != NULL)
+		*out = res;
+	else
+		PQclear(res);
+	return VEP_OK;
+}
+
+int
+pg_exec(struct pg *pg, const char *sql)
+{
+	int ret;
+
+	if (pg == NULL || sql == NULL)
+		return VEP_ERR_ARG;
+	if (strcmp(sql, "ROLLBACK") == 0) {
+		/* After a break the server rolled back already. */
+		if (!pg->broken_in_tx && PQstatus(pg->conn) == CONNECTION_OK)
+			(void)pg_command(pg, sql, NULL);
+		pg->in_tx = pg->broken_in_tx = 0;
+		return VEP_OK;
+	}
+	ret = pg_command(pg, sql, NULL);
+	if (strcmp(sql, "BEGIN") == 0 && ret == 0)
+		pg->in_tx = 1;
+	else if (strcmp(sql, "COMMIT") == 0) {
+		/* A failed COMMIT ends the transaction too (rolled back). */
+		pg->in_tx = pg->broken_in_tx = 0;
+	}
+	return ret;
+}
+
+int
+pg_in_tx(struct pg *pg)
+{
+	return pg != NULL && pg->in_tx;
+}
+
+/* One integer from a query. */
+static int
+pg_query_int(struct pg *pg, const char *sql, long long *out)
+{
+	PGresult *res;
+	int ret;
+
+	*out = 0;
+	if ((ret = pg_command(pg, sql, &res)) != 0)
+		return ret;
+	if (PQntuples(res) != 1 || PQnfields(res) < 1 || PQgetisnull(res, 0, 0))
+		ret = DB_ERR_INTERNAL;
+	else
+		*out = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	return ret;
+}
+
+int
+pg_tx_lock(struct pg *pg, long long key)
+{
+	char sql[80];
+	long long one;
+
+	(void)snprintf(sql, sizeof(sql), "SELECT 1 FROM pg_advisory_xact_lock(%lld)", key);
+	return pg_query_int(pg, sql, &one);
+}
+
+static int
+pg_same_types(const struct pg_prepared *p, int n, const Oid *types)
+{
+	return p->n == n && (n == 0 || memcmp(p->types, types, (size_t)n * sizeof(Oid)) == 0);
+}
+
+int
+pg_run(struct pg *pg, int slot, const char *sql, int n, const Oid *types,
+    const char *const *vals, const int *lens, const int *fmts, PGresult **out)
+{
+	struct pg_prepared *p;
+	char name[24];
+	PGresult *res;
+	ExecStatusType status;
+	int ret;
+
+	*out = NULL;
+	if (slot < 0 || slot >= DB_STMT__COUNT || n < 0 || n > DB_PG_PARAMS_MAX)
+		return VEP_ERR_ARG;
+	if ((ret = pg_ready(pg)) != 0)
+		return ret;
+	p = &pg->prepared[slot];
+	(void)snprintf(name, sizeof(name), "vep_%d", slot);
+	if (!p->ready) {
+		res = PQprepare(pg->conn, name, sql, n, types);
+		if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+			ret = pg_err_result(pg, res);
+			PQclear(res);
+			return ret;
+		}
+		PQclear(res);
+		p->ready = 1;
+		p->n = n;
+		if (n > 0)
+			memcpy(p->types, types, (size_t)n * sizeof(Oid));
+	}
+	if (pg_same_types(p, n, types))
+		res = PQexecPrepared(pg->conn, name, n, vals, lens, fmts, 0);
+	else
+		res = PQexecParams(pg->conn, sql, n, types, vals, lens, fmts, 0);
+	status = PQresultStatus(res);
+	if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+		ret = pg_err_result(pg, res);
+		PQclear(res);
+		return ret;
+	}
+	*out = res;
+	return VEP_OK;
+}
+
+int
+pg_schema_version(struct pg *pg, int *out)
+{
+	long long v;
+	int ret;
+
+	*out = 0;
+	/* No table yet: an empty database, version 0. */
+	if ((ret = pg_query_int(pg, "SELECT count(*) FROM pg_catalog.pg_tables"
+	    " WHERE tablename = 'vep_schema' AND schemaname = current_schema()", &v)) != 0 ||
+	    v == 0)
+		return ret;
+	if ((ret = pg_query_int(pg, "SELECT coalesce(max(version), 0) FROM vep_schema", &v)) == 0)
+		*out = (int)v;
+	return ret;
+}
+
+/* Applies migration m unless another instance got there first: the version
+ * is read under the migration lock. */
+static int
+pg_apply_migration(struct pg *pg, const struct db_migration *m)
+{
+	char sql[96];
+	int v, ret;
+
+	if ((ret = pg_exec(pg, "BEGIN")) != 0)
+		return ret;
+	if ((ret = pg_tx_lock(pg, PG_LOCK_MIGRATE)) != 0 ||
+	    (ret = pg_command(pg, "CREATE TABLE IF NOT EXISTS vep_schema"
+	    " (version INTEGER NOT NULL)", NULL)) != 0 ||
+	    (ret = pg_schema_version(pg, &v)) != 0)
+		goto out;
+	if (v >= m->version)
+		goto out;
+	if (v != m->version - 1) {
+		ret = DB_ERR_SCHEMA;
+		goto out;
+	}
+	if ((ret = pg_command(pg, m->pg_sql, NULL)) != 0)
+		goto out;
+	(void)snprintf(sql, sizeof(sql), "DELETE FROM vep_schema;"
+	    " INSERT INTO vep_schema (version) VALUES (%d)", m->version);
+	if ((ret = pg_command(pg, sql, NULL)) != 0)
+		goto out;
+	return pg_exec(pg, "COMMIT");
+out:
+	(void)pg_exec(pg, "ROLLBACK");
+	return ret;
+}
+
+/* Settings of every session: commits durable whatever the server's
+ * default (no certificate leaves before its audit row is on disk), lock
+ * waits bounded by the busy timeout, statements by a little more, UTC. */
+static int
+pg_configure(struct pg *pg)
+{
+	char sql[160];
+
+	(void)snprintf(sql, sizeof(sql), "SET synchronous_commit = on;"
+	    " SET lock_timeout = %d; SET statement_timeout = %d;"
+	    " SET idle_in_transaction_session_timeout = %d",
+	    pg->busy_ms, pg->busy_ms + PG_STATEMENT_SLACK_MS,
+	    pg->busy_ms + PG_STATEMENT_SLACK_MS);
+	return pg_command(pg, sql, NULL);
+}
+
+static void
+pg_notice_ignore(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+static int
+pg_connect(struct pg *pg, const char *conninfo)
+{
+	/* conninfo comes last: what the administrator wrote wins. */
+	const char *const keys[] = { "connect_timeout", "application_name", "dbname", NULL };
+	const char *const vals[] = { PG_CONNECT_TIMEOUT_S, "vep-authority", conninfo, NULL };
+
+	pg->conn = PQconnectdbParams(keys, vals, 1);
+	if (pg->conn == NULL)
+		return VEP_ERR_NOMEM;
+	if (PQstatus(pg->conn) != CONNECTION_OK)
+		return DB_ERR_DOWN;
+	/* libpq would print the server's notices on stderr. */
+	(void)PQsetNoticeProcessor(pg->conn, pg_notice_ignore, NULL);
+	return VEP_OK;
+}
+
+int
+pg_open(const char *conninfo, enum pg_open_mode mode, int busy_ms, struct pg **out)
+{
+	struct pg *pg;
+	int existing, version, ret;
+	size_t i;
+
+	*out = NULL;
+	if (conninfo == NULL || conninfo[0] == '\0' || strlen(conninfo) > PG_CONNINFO_MAX ||
+	    busy_ms <= 0)
+		return VEP_ERR_ARG;
+	if ((pg = calloc(1, sizeof(*pg))) == NULL)
+		return VEP_ERR_NOMEM;
+	pg->busy_ms = busy_ms;
+	existing = mode != PG_OPEN_MIGRATE;
+	if ((ret = pg_connect(pg, conninfo)) != 0 || (ret = pg_configure(pg)) != 0 ||
+	    (ret = pg_schema_version(pg, &version)) != 0)
+		goto fail;
+	if (version > (int)db_migrations_count || version < 0) {
+		ret = DB_ERR_NEWER;
+		goto fail;
+	}
+	if (existing && version != (int)db_migrations_count) {
+		ret = DB_ERR_SCHEMA;
+		goto fail;
+	}
+	for (i = 0; !existing && i < db_migrations_count; i++)
+		if ((ret = pg_apply_migration(pg, &db_migrations[i])) != 0)
+			goto fail;
+	if (mode == PG_OPEN_READONLY &&
+	    (ret = pg_command(pg, "SET default_transaction_read_only = on", NULL)) != 0)
+		goto fail;
+	*out = pg;
+	return VEP_OK;
+fail:
+	pg_close(pg);
+	return ret;
+}
+
+void
+pg_close(struct pg *pg)
+{
+	if (pg == NULL)
+		return;
+	PQfinish(pg->conn);
+	free(pg);
+}
