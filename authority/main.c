@@ -288,6 +288,18 @@ check_deployment(const struct config *cfg, char *err, size_t errlen)
 		return VEP_ERR_IO;
 	}
 	free(helper);
+	if (cfg->database != NULL) {
+		/* Never the value itself in a message: it may hold a password. */
+		if ((rc = db_check_pg(cfg->database)) != 0) {
+			snprintf(err, errlen, "%.300s: key 'database': the PostgreSQL store: %s%s",
+			    key_where(cfg, "database", at, sizeof(at)), srv_strerror(rc),
+			    rc == DB_ERR_NEWER ? " (a downgrade: see README.md, Upgrading)" :
+			    rc == DB_ERR_DOWN ? " (is the server running, and the connection "
+			    "string's host, port, user and password right?)" : "");
+			return rc;
+		}
+		return VEP_OK;
+	}
 	if ((rc = db_check_file(cfg->state_dir)) != 0) {
 		snprintf(err, errlen, "%.300s: key 'state_dir': database %.300s/%s: %s%s",
 		    key_where(cfg, "state_dir", at, sizeof(at)), cfg->state_dir,

@@ -9,6 +9,7 @@
 #include "core/domain.h"
 #include "core/log.h"
 #include "server/loop.h"
+#include "auth/lookup.h"
 #include "auth/signin.h"
 #include "issuance/issuance.h"
 #include "core/paths.h"
@@ -21,7 +22,7 @@ static const char health_down[] = "{\"status\":\"unavailable\"}\n";
  * is not "ok" so that monitoring notices. The reason is in the log only. */
 static const char health_degraded[] = "{\"status\":\"degraded\"}\n";
 
-/* The first part that cannot serve, or NULL. */
+/* The first part of this process that cannot serve, or NULL. */
 static const char *
 health_problem(const struct req *r)
 {
@@ -30,6 +31,9 @@ health_problem(const struct req *r)
 
 	if (ds == NULL || ds->n == 0)
 		return "no domain keys loaded";
+	if (!lookup_store_shared(r->loop->lookup) &&
+	    (why = lookup_problem(r->loop->lookup)) != NULL)
+		return why;
 	if ((why = signin_problem(r->loop->signin)) != NULL)
 		return why;
 	return issuance_problem(r->loop->issuance);
@@ -38,9 +42,12 @@ health_problem(const struct req *r)
 void
 api_health(struct req *r)
 {
-	const char *why = health_problem(r);
+	const char *why = health_problem(r), *shared = NULL;
 
-	if (why == NULL && atomic_load(&r->a->reload_failed)) {
+	if (why == NULL && lookup_store_shared(r->loop->lookup) &&
+	    (shared = lookup_problem(r->loop->lookup)) != NULL)
+		log_warn(&r->a->log, "health check degraded: %s", shared);
+	if (why == NULL && (shared != NULL || atomic_load(&r->a->reload_failed))) {
 		req_reply(r, 200, MEDIA_JSON, health_degraded, strlen(health_degraded), 0);
 		return;
 	}

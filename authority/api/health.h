@@ -6,7 +6,11 @@
  * a database connection that answers a read, and a running PAM helper;
  * else 503 {"status":"unavailable"} (the log says which part failed). After
  * a failed reload (SIGHUP), while the old configuration and keys still
- * serve: 200 {"status":"degraded"}, until a reload succeeds. Never cached;
+ * serve: 200 {"status":"degraded"}, until a reload succeeds. Also 200
+ * degraded while the PostgreSQL store does not answer: every instance
+ * shares it, so taking this one out of a load balancer would help nothing
+ * and stop discovery, which still serves; sign-in and issuance answer 503
+ * meanwhile. Never cached;
  * no domain, key, account, address or version in the answer: it is public,
  * and says only ok, degraded or unavailable.
  */

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "auth/signin.h"
+#include "auth/lookup.h"
 #include "core/domain.h"
 #include "core/metrics.h"
 #include "edge/req.h"
@@ -43,7 +43,7 @@ api_metrics(struct req *r)
 		return;
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
-	if (signin_sessions_alive(r->loop->signin, &sessions) != 0)
+	if (lookup_sessions_alive(r->loop->lookup, &sessions) != 0)
 		sessions = -1;
 	for (i = 0; ds != NULL && i < ds->n && i < METRICS_DOMAINS_MAX; i++) {
 		doms[i].domain = ds->v[i].cfg->name;

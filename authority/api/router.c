@@ -28,6 +28,7 @@
 #include "api/health.h"
 #include "edge/req.h"
 #include "secmem.h"
+#include "auth/lookup.h"
 #include "auth/signin.h"
 #include "core/errors.h"
 #include "api/pages.h"
@@ -70,7 +71,6 @@ typedef int (*preflight_check)(struct req *r, struct signin_session *s);
 
 static int check_domain(struct req *r, struct signin_session *s);
 static int check_origin(struct req *r, struct signin_session *s);
-static int check_auth(struct req *r, struct signin_session *s);
 static int check_csrf(struct req *r, struct signin_session *s);
 static int check_json(struct req *r, struct signin_session *s);
 
@@ -81,7 +81,7 @@ static const struct {
 } preflights[] = {
 	{ ROUTE_DOMAIN, check_domain },
 	{ ROUTE_ORIGIN, check_origin },
-	{ ROUTE_AUTH, check_auth },
+	{ ROUTE_AUTH, NULL },   /* the store answers later: see dispatch_from */
 	{ ROUTE_CSRF, check_csrf },
 	{ ROUTE_JSON_BODY, check_json },
 };
@@ -238,11 +238,10 @@ check_origin(struct req *r, struct signin_session *s)
 	return origin_ours(r, origin) ? 0 : REQ_ERR_ORIGIN;
 }
 
+/* What a session lookup's result answers, or 0 to go on. */
 static int
-check_auth(struct req *r, struct signin_session *s)
+auth_error(int rc)
 {
-	int rc = signin_session_find(r->loop->signin, req_header(r, "Cookie"), s);
-
 	if (rc == 0 || rc == DB_ERR_BUSY || rc == DB_ERR_FULL || rc == DB_ERR_DOWN)
 		return rc;
 	/* No such session: the client is not signed in. Any other failure
@@ -276,13 +275,72 @@ find_route(const char *path)
 	return static_exists(path) ? &static_route : NULL;
 }
 
+/* A request waiting for the store to find its session. */
+struct pending_auth {
+	struct req *r;
+	const struct route *rt;
+	size_t next;            /* the preflight row after ROUTE_AUTH's */
+};
+
+static void dispatch_from(struct req *r, const struct route *rt, size_t from,
+    struct signin_session *s);
+
+static void
+on_session(int rc, const struct signin_session *found, void *arg)
+{
+	struct pending_auth *p = arg;
+	struct signin_session s = *found;
+	int e;
+
+	if ((e = auth_error(rc)) != 0)
+		req_reply_error(p->r, e);
+	else
+		dispatch_from(p->r, p->rt, p->next, &s);
+	signin_session_wipe(&s);
+	free(p);
+}
+
+/* Runs the route's preflights from row from on, then its handler. The
+ * session's row hands the rest to on_session, which the store calls at
+ * once (SQLite) or when it has answered (PostgreSQL). */
+static void
+dispatch_from(struct req *r, const struct route *rt, size_t from, struct signin_session *s)
+{
+	struct pending_auth *p;
+	size_t i;
+	int e;
+
+	for (i = from; i < NPREFLIGHTS; i++) {
+		if ((rt->flags & preflights[i].flag) == 0)
+			continue;
+		if (preflights[i].check == NULL) {
+			if ((p = malloc(sizeof(*p))) == NULL) {
+				req_reply_error(r, VEP_ERR_NOMEM);
+				return;
+			}
+			p->r = r;
+			p->rt = rt;
+			p->next = i + 1;
+			lookup_session(r->loop->lookup, req_header(r, "Cookie"), on_session, p);
+			return;
+		}
+		if ((e = preflights[i].check(r, s)) != 0) {
+			req_reply_error(r, e);
+			return;
+		}
+	}
+	if (rt->flags & ROUTE_AUTH)
+		rt->session_handler(r, s);
+	else
+		rt->handler(r);
+}
+
 void
 router_dispatch(struct req *r)
 {
 	struct signin_session s = { 0 };
 	const struct route *rt;
 	unsigned allowed;
-	size_t i;
 	int e;
 
 	if ((e = check_host(r)) != 0 || (e = req_parse_target(r)) != 0) {
@@ -302,19 +360,7 @@ router_dispatch(struct req *r)
 		req_reply_method(r, allowed);
 		return;
 	}
-	for (i = 0; i < NPREFLIGHTS; i++) {
-		if ((rt->flags & preflights[i].flag) == 0)
-			continue;
-		if ((e = preflights[i].check(r, &s)) != 0) {
-			req_reply_error(r, e);
-			goto out;
-		}
-	}
-	if (rt->flags & ROUTE_AUTH)
-		rt->session_handler(r, &s);
-	else
-		rt->handler(r);
-out:
+	dispatch_from(r, rt, 0, &s);
 	signin_session_wipe(&s);
 }
 

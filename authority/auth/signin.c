@@ -48,7 +48,6 @@
 struct signin {
 	struct authority *a;           /* borrowed, as are the rest */
 	struct event_base *base;
-	struct db *db;
 	struct writer *writer;
 	struct pam_client *pam;
 	struct login *logins;          /* sign-ins in flight */
@@ -576,39 +575,6 @@ signin_start(struct signin *sg, const struct signin_attempt *at, signin_done_fn 
 }
 
 int
-signin_session_find(struct signin *sg, const char *cookie, struct signin_session *out)
-{
-	char token[SESSION_TOKEN_CHARS + 1];
-	struct db_session s;
-	int64_t now = (int64_t)time(NULL);
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	rc = session_cookie_find(cookie, token);
-	if (rc == 0)
-		rc = session_tokens_from(token, &out->tokens);
-	vep_memzero(token, sizeof(token));
-	if (rc == VEP_ERR_CRYPTO || rc == VEP_ERR_NOMEM)
-		return rc;
-	if (rc != 0)
-		return DB_ERR_NOTFOUND;
-	rc = db_session_lookup(sg->db, out->tokens.token_hash, now, &s);
-	if (rc == 0) {
-		deferred_session_touch(sg->writer, &sg->a->log, &s, now); /* without waiting */
-		snprintf(out->email, sizeof(out->email), "%s", s.email);
-		out->expires_at = s.expires_at;
-	} else {
-		if (rc != DB_ERR_NOTFOUND && rc != DB_ERR_EXPIRED)
-			log_error(&sg->a->log, "session lookup: %s", srv_strerror(rc));
-		signin_session_wipe(out);
-		if (rc == DB_ERR_EXPIRED)
-			rc = DB_ERR_NOTFOUND;
-	}
-	vep_memzero(&s, sizeof(s));
-	return rc;
-}
-
-int
 signin_session_csrf_ok(const struct signin_session *s, const char *header)
 {
 	return session_csrf_matches(&s->tokens, header);
@@ -685,18 +651,14 @@ signin_session_end(struct signin *sg, const struct signin_session *s,
 const char *
 signin_problem(struct signin *sg)
 {
-	int version;
-
-	if (db_schema_version(sg->db, &version) != 0)
-		return "database does not answer";
 	if (pam_client_helper_pid(sg->pam) == 0)
 		return "PAM helper not running";
 	return NULL;
 }
 
 int
-signin_new(struct authority *a, struct event_base *base, struct db *db,
-    struct writer *writer, struct pam_client *pam, struct signin **out)
+signin_new(struct authority *a, struct event_base *base, struct writer *writer,
+    struct pam_client *pam, struct signin **out)
 {
 	struct signin *sg;
 
@@ -705,7 +667,6 @@ signin_new(struct authority *a, struct event_base *base, struct db *db,
 		return VEP_ERR_NOMEM;
 	sg->a = a;
 	sg->base = base;
-	sg->db = db;
 	sg->writer = writer;
 	sg->pam = pam;
 	*out = sg;
@@ -720,10 +681,4 @@ signin_free(struct signin *sg)
 	while (sg->logins != NULL)
 		login_report(sg->logins, SRV_ERR_CANCELED, NULL);
 	free(sg);
-}
-
-int
-signin_sessions_alive(struct signin *sg, int64_t *count)
-{
-	return db_session_count(sg->db, (int64_t)time(NULL), count);
 }

@@ -1,7 +1,7 @@
 /*
  * auth/signin.h - one loop's authentication: signing in through PAM under
- * the throttle and the failure delay, finding the session a cookie names,
- * signing out.
+ * the throttle and the failure delay, and signing out (the session a
+ * cookie names is found by auth/lookup.h).
  *
  * Knows no HTTP: the handlers (api/session.c, api/router.c) read requests
  * and answer from what this reports. Sign-in, in order: the address is
@@ -29,29 +29,24 @@
 #include "email.h"
 
 struct authority;
-struct db;
 struct event_base;
 struct pam_client;
 struct signin;
 struct writer;
 
 /* A one-loop authentication service. All borrowed: a (what loops share),
- * base, db (reads), writer (writes), pam (the loop's helper). Returns 0 or
+ * base, writer (writes), pam (the loop's helper). Returns 0 or
  * VEP_ERR_NOMEM. */
-int signin_new(struct authority *a, struct event_base *base, struct db *db,
+int signin_new(struct authority *a, struct event_base *base,
     struct writer *writer, struct pam_client *pam, struct signin **out);
 
 /* Reports SRV_ERR_CANCELED to every sign-in still waiting (their PAM
  * requests and timers cancelled), then frees sg. NULL-safe. */
 void signin_free(struct signin *sg);
 
-/* What keeps sg from signing anyone in now (the database does not
- * answer; the PAM helper is not running), or NULL. */
+/* What keeps sg from signing anyone in now (the PAM helper is not
+ * running), or NULL. The store's part is auth/lookup.h's. */
 const char *signin_problem(struct signin *sg);
-
-/* Counts the sessions alive now into *count (for the metrics). Returns 0
- * or the store's error. */
-int signin_sessions_alive(struct signin *sg, int64_t *count);
 
 /* A live session as handlers see it. Holds its tokens: wipe with
  * signin_session_wipe. */
@@ -60,13 +55,6 @@ struct signin_session {
 	int64_t expires_at;            /* s since the epoch: when it ends if unused */
 	struct session_tokens tokens;
 };
-
-/* Finds the live session the Cookie header (may be NULL) names and slides
- * its idle timer (without waiting for the write). Returns 0 with *out, or
- * DB_ERR_NOTFOUND (no cookie, a malformed one, no such session or an
- * ended one), DB_ERR_BUSY / DB_ERR_* (the store failed), VEP_ERR_NOMEM /
- * VEP_ERR_CRYPTO. */
-int signin_session_find(struct signin *sg, const char *cookie, struct signin_session *out);
 
 /* 1 when header (X-CSRF-Token, may be NULL) is s's CSRF token. */
 int signin_session_csrf_ok(const struct signin_session *s, const char *header);

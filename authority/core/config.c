@@ -66,6 +66,8 @@ static int set_authority(const struct config_key *, void *, const char *, const 
     size_t);
 static int set_addr_text(const struct config_key *, void *, const char *, const char *, char *,
     size_t);
+static int set_conninfo(const struct config_key *, void *, const char *, const char *, char *,
+    size_t);
 static int set_connect_map(const struct config_key *, void *, const char *, const char *,
     char *, size_t);
 
@@ -146,6 +148,14 @@ static const struct config_key config_keys[] = {
 	{ "db_max_mib", SCOPE_GLOBAL, set_int, "0", 0, LIMIT_DB_MAX_MIB, G(db_max_mib), 0,
 	  "largest size of the database file in MiB; writes beyond it fail as on a full disk "
 	  "(sign-in and issuance answer 503); 0 = no cap" },
+	{ "database", SCOPE_GLOBAL, set_conninfo, NULL, 0, 0, G(database), 0,
+	  "the PostgreSQL store that several instances share: a libpq connection string "
+	  "(host=... dbname=... user=...) or postgresql:// URI; keep its password in the "
+	  "service user's ~/.pgpass, not here; unset = the SQLite file in state_dir" },
+	{ "instance_name", SCOPE_GLOBAL, set_name, NULL, 1, LIMIT_INSTANCE_NAME_BYTES,
+	  G(instance_name), 0,
+	  "this instance's name in every audit row it writes (A-Z a-z 0-9 . _ -); unset = the "
+	  "machine's host name" },
 	{ "pam_service", SCOPE_GLOBAL, set_name, "vep-authority", 1, LIMIT_PAM_SERVICE_BYTES,
 	  G(pam_service), 0,
 	  "PAM service name sign-in uses (its stack is /etc/pam.d/NAME)" },
@@ -513,6 +523,27 @@ set_bool(const struct config_key *k, void *field, const char *text, const char *
 		return VEP_ERR_INVALID;
 	}
 	return VEP_OK;
+}
+
+/* A libpq connection string: its syntax is libpq's, checked when the
+ * server or --check connects; here only what no connection string holds. */
+static int
+set_conninfo(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	const unsigned char *c;
+
+	if (text[0] == '\0' || strlen(text) > LIMIT_DATABASE_BYTES) {
+		whyf(why, whylen, "must be a connection string of 1 to %d bytes",
+		    LIMIT_DATABASE_BYTES);
+		return VEP_ERR_INVALID;
+	}
+	for (c = (const unsigned char *)text; *c != '\0'; c++)
+		if (*c < 0x20 || *c == 0x7f) {
+			whyf(why, whylen, "must not hold control characters");
+			return VEP_ERR_INVALID;
+		}
+	return store_text(field, text, why, whylen);
 }
 
 /* A short name: min..max bytes of [A-Za-z0-9._-], not "." or "..". PAM
@@ -908,6 +939,8 @@ config_free(struct config *cfg)
 	free(cfg->metrics_listen);
 	free(cfg->state_dir);
 	free(cfg->pam_service);
+	free(cfg->database);
+	free(cfg->instance_name);
 	free(cfg->shim_origin);
 	free(cfg->embed_origins);
 	free(cfg->verify_remote_cafile);
@@ -929,6 +962,7 @@ static const char *const restart_only[] = {
 	"max_connections", "max_connections_per_addr", "workers", "log_level", "db_max_mib",
 	"access_log", "syslog_socket", "syslog_facility",
 	"pam_service", "pam_timeout", "pam_workers", "pam_min_uid", "user",
+	"database", "instance_name",
 	/* Read by the database writer threads, outside any loop. */
 	"session_idle", "session_lifetime", "throttle_pair_max", "throttle_account_max",
 	"throttle_account_window", "throttle_known_for", "throttle_addr_max",

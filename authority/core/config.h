@@ -80,6 +80,8 @@ struct config {
 	char *embed_origins;        /* origins that may frame /embed, canonical ("https://a
 	                             * https://b:8443", one space between), or NULL: none */
 	long db_max_mib;            /* database file cap in MiB; 0 = none */
+	char *database;             /* PostgreSQL connection string, or NULL: SQLite */
+	char *instance_name;        /* name in audit rows, or NULL: the host name */
 	char *pam_service;          /* PAM service name */
 	char *tls_cert;             /* PEM chain for native HTTPS, or NULL (plain HTTP) */
 	char *tls_key;              /* its PEM key (mode 0600), or NULL */

@@ -87,6 +87,10 @@
 #define LIMIT_EMBED_ORIGINS 16            /* origins in embed_origins */
 #define LIMIT_EMBED_ORIGINS_BYTES 1024    /* their canonical list, spaces included */
 #define LIMIT_DB_MAX_MIB 1048576          /* 1 TiB */
+/* Longest `database` connection string (bytes; a line holds 1024). */
+#define LIMIT_DATABASE_BYTES 1000
+/* Longest instance_name (bytes): it is stored in every audit row. */
+#define LIMIT_INSTANCE_NAME_BYTES 64
 #define LIMIT_WORKERS_MAX 256
 #define LIMIT_VERIFY_RATE_MAX 1000000    /* verify_rate, verify_burst */
 #define LIMIT_REMOTE_TIMEOUT_S_MAX 30     /* verify_remote_timeout, _total: a stop waits

@@ -1179,6 +1179,18 @@ req_reply_tagged(struct req *r, const char *ctype, const char *body, size_t len,
 	req_reply(r, notmod ? 304 : 200, ctype, body, notmod ? 0 : len, flags);
 }
 
+/* 1 when a response header named name (any case) is already set. */
+static int
+has_out_header(const struct req *r, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < r->nout; i++)
+		if (strcasecmp(r->out[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
 void
 req_reply_error(struct req *r, int err)
 {
@@ -1187,6 +1199,10 @@ req_reply_error(struct req *r, int err)
 	char body[192];
 	int n;
 
+	/* Every 503 tells the client when to come back (a handler may have
+	 * said a time of its own already). */
+	if (e->status == 503 && !has_out_header(r, "Retry-After"))
+		(void)req_add_header(r, "Retry-After", REQ_RETRY_AFTER_DEFAULT);
 	/* The table's messages need no escaping. */
 	if (r->shape == REQ_SHAPE_PERSONA)
 		n = snprintf(body, sizeof(body), "{\"status\":\"failure\",\"reason\":\"%s\"}",

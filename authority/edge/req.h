@@ -263,8 +263,12 @@ void req_reply_tagged(struct req *r, const char *ctype, const char *body, size_t
  * (their connection, if still open, closes). */
 void req_abandon(struct req *r);
 
+/* Retry-After of a 503 whose handler named no time (seconds). */
+#define REQ_RETRY_AFTER_DEFAULT "5"
+
 /* Answers err, any code of core/errors.h, from the one table:
- * {"error":"<public message>"} with its status. A code the table does
+ * {"error":"<public message>"} with its status, and with a 503 a
+ * Retry-After (REQ_RETRY_AFTER_DEFAULT unless one is set). A code the table does
  * not name (or 0, which is no error) is answered 500 "internal error".
  * Frees r. */
 void req_reply_error(struct req *r, int err);

@@ -30,6 +30,7 @@ struct keeper_chan;
 struct pam_client;
 struct remote;
 struct server;
+struct lookup;
 struct signin;
 
 /* How often loop 0 deletes dead sessions and windows (seconds), and how
@@ -43,10 +44,14 @@ struct loop {
 	size_t index;               /* 0 = the main thread's */
 	struct event_base *base;    /* owned */
 	struct server *server;      /* owned: this loop's listener */
-	struct db *db;              /* owned: this loop's connection, for reads */
+	struct db *db;              /* owned: this loop's connection, for reads (SQLite);
+	                             * NULL with PostgreSQL */
+	struct writer *reader;      /* owned: the thread of this loop's reads (PostgreSQL),
+	                             * or NULL */
 	struct writer *writer;      /* owned: this loop's database writer thread (store/writer.h) */
 	struct pam_client *pam;     /* owned: this loop's PAM helper */
 	struct signin *signin;      /* owned: sign-in and sessions (auth/signin.h) */
+	struct lookup *lookup;      /* owned: the store's reads (auth/lookup.h) */
 	struct issuance *issuance;  /* owned: certificates signed and recorded
 	                             * (issuance/issuance.h) */
 	struct remote *remote;      /* owned: other domains' assertions verified in

@@ -4,6 +4,7 @@
 #include "server/loops.h"
 #include "server/loop.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "store/writer.h"
 #include "store/db.h"
 #include "err.h"
+#include "auth/lookup.h"
 #include "auth/signin.h"
 #include "issuance/issuance.h"
 #include "keyproc/keeper.h"
@@ -56,10 +58,46 @@ loop_default_count(void)
 	return n < 1 ? 1 : (size_t)n;
 }
 
+/* The name audit rows give this instance: instance_name, else the host
+ * name with anything but [A-Za-z0-9._-] as '-' (at most DB_INSTANCE_MAX). */
+static void
+instance_name(const struct config *cfg, char out[DB_INSTANCE_MAX + 1])
+{
+	char host[256];
+	size_t i, n;
+
+	if (cfg->instance_name != NULL) {
+		snprintf(out, DB_INSTANCE_MAX + 1, "%s", cfg->instance_name);
+		return;
+	}
+	if (gethostname(host, sizeof(host)) != 0 || host[0] == '\0')
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	n = strlen(host) < DB_INSTANCE_MAX ? strlen(host) : DB_INSTANCE_MAX;
+	for (i = 0; i < n; i++)
+		out[i] = isalnum((unsigned char)host[i]) || strchr("._-", host[i]) != NULL ?
+		    host[i] : '-';
+	out[n] = '\0';
+}
+
+/* The store's name in messages: never the connection string, which may
+ * hold a password. */
+static void
+store_failed(const struct config *cfg, const char *what, int rc, char *err, size_t errlen)
+{
+	if (cfg->database != NULL)
+		snprintf(err, errlen, "%s (the PostgreSQL store, key 'database'): %s", what,
+		    srv_strerror(rc));
+	else
+		snprintf(err, errlen, "%s in '%s': %s", what, cfg->state_dir, srv_strerror(rc));
+}
+
 static int
 open_db(struct loop *l, char *err, size_t errlen)
 {
 	const struct config *cfg = l->a->cfg;
+	char name[DB_INSTANCE_MAX + 1];
+	struct db_options o = { 0 };
 	int rc;
 
 	if (mkdir(cfg->state_dir, 0700) != 0 && errno != EEXIST) {
@@ -67,14 +105,19 @@ open_db(struct loop *l, char *err, size_t errlen)
 		    strerror(errno));
 		return VEP_ERR_IO;
 	}
-	if ((rc = db_open(cfg->state_dir, NULL, &l->db)) != 0) {
-		snprintf(err, errlen, "database in '%s': %s", cfg->state_dir, srv_strerror(rc));
+	instance_name(cfg, name);
+	o.instance = name;
+	o.pg_conninfo = cfg->database;
+	/* The reads: a PostgreSQL round trip never on the loop. */
+	rc = cfg->database != NULL ? writer_new(l->base, cfg->state_dir, &o, 0, &l->reader) :
+	    db_open(cfg->state_dir, &o, &l->db);
+	if (rc != 0) {
+		store_failed(cfg, "database", rc, err, errlen);
 		return rc;
 	}
-	if ((rc = writer_new(l->base, cfg->state_dir, (long long)cfg->db_max_mib * 1024 * 1024,
-	    &l->writer)) != 0) {
-		snprintf(err, errlen, "database writer in '%s': %s", cfg->state_dir,
-		    srv_strerror(rc));
+	if ((rc = writer_new(l->base, cfg->state_dir, &o,
+	    (long long)cfg->db_max_mib * 1024 * 1024, &l->writer)) != 0) {
+		store_failed(cfg, "database writer", rc, err, errlen);
 		return rc;
 	}
 	return VEP_OK;
@@ -160,7 +203,8 @@ loop_open(struct loop *l, char *err, size_t errlen)
 
 	if ((rc = open_db(l, err, errlen)) != 0 || (rc = start_pam(l, err, errlen)) != 0)
 		return rc;
-	if (signin_new(l->a, l->base, l->db, l->writer, l->pam, &l->signin) != 0 ||
+	if (signin_new(l->a, l->base, l->writer, l->pam, &l->signin) != 0 ||
+	    lookup_new(l->a, l->base, l->db, l->reader, l->writer, &l->lookup) != 0 ||
 	    issuance_new(l->base, l->writer, l->keeper, &l->a->log, &l->issuance) != 0 ||
 	    remote_new(l->base, l->a->remote_cache, &l->remote) != 0 ||
 	    (l->ack = event_new(l->base, -1, 0, on_ack, l)) == NULL) {
@@ -210,8 +254,11 @@ loop_free(struct loop *l)
 		return;
 	if (l->threaded)
 		pthread_join(l->thread, NULL);
-	/* Writes still queued are made; their completions answer what they
-	 * can before the listener goes. */
+	/* Reads and writes still queued are made; their completions answer
+	 * what they can before the listener goes. Reads first: a session
+	 * found slides its idle timer through the writer. */
+	writer_free(l->reader);
+	lookup_free(l->lookup);
 	writer_free(l->writer);
 	/* Remote verifications end within verify_remote_total; theirs too. */
 	remote_free(l->remote);

@@ -14,8 +14,8 @@
 
 static const struct db_sql sql_insert = {
 	"INSERT INTO audit (ts_ms, event, email, key_fp, iat_ms, exp_ms,"
-	" client_addr, outcome, signer_fp, account)"
-	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", NULL
+	" client_addr, outcome, signer_fp, account, instance)"
+	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)", NULL
 };
 /* The newest ?2 rows that match (a negative ?2: all), handed back oldest
  * first. ?3 NULL matches every row; an address matches itself; an account
@@ -24,12 +24,12 @@ static const struct db_sql sql_insert = {
  * LIMIT NULL, SQLite's instr() PostgreSQL's strpos(). */
 static const struct db_sql sql_query = {
 	"SELECT * FROM (SELECT id, ts_ms, event, email, key_fp, iat_ms, exp_ms,"
-	" client_addr, outcome, signer_fp, account FROM audit WHERE ts_ms >= ?1"
+	" client_addr, outcome, signer_fp, account, instance FROM audit WHERE ts_ms >= ?1"
 	" AND (CAST(?3 AS TEXT) IS NULL OR email = ?3 OR (instr(?3, '@') = 0"
 	" AND substr(email, 1, length(?3) + 1) = ?3 || '@'))"
 	" ORDER BY ts_ms DESC, id DESC LIMIT ?2) ORDER BY ts_ms, id",
 	"SELECT * FROM (SELECT id, ts_ms, event, email, key_fp, iat_ms, exp_ms,"
-	" client_addr, outcome, signer_fp, account FROM audit WHERE ts_ms >= $1"
+	" client_addr, outcome, signer_fp, account, instance FROM audit WHERE ts_ms >= $1"
 	" AND (CAST($3 AS TEXT) IS NULL OR email = $3 OR (strpos($3, '@') = 0"
 	" AND substr(email, 1, length($3) + 1) = $3 || '@'))"
 	" ORDER BY ts_ms DESC, id DESC"
@@ -174,6 +174,7 @@ audit_insert(struct db *db, const struct db_audit_row *r)
 	db_st_text(st, 8, r->outcome);
 	db_st_text(st, 9, r->signer_fp);
 	db_st_text(st, 10, r->account);
+	db_st_text(st, 11, db->instance);
 	return db_step_done(st);
 }
 
@@ -356,6 +357,7 @@ db_audit_query(struct db *db, const struct db_audit_filter *f,
 		r.outcome = db_st_col_text(st, 8);
 		r.signer_fp = db_st_col_text(st, 9);
 		r.account = db_st_col_text(st, 10);
+		r.instance = db_st_col_text(st, 11);
 		if (r.email == NULL || r.client_addr == NULL || r.outcome == NULL) {
 			ret = DB_ERR_CORRUPT;
 			goto out;

@@ -58,6 +58,10 @@ struct db_audit_row {
 	const char *signer_fp;    /* cert_issued: the signing domain key's fingerprint
 	                           * (DB_AUDIT_FP_CHARS lowercase hex); NULL otherwise */
 	const char *account;      /* sign-ins: the PAM account used, or NULL */
+	/* Read by db_audit_query: the instance that wrote the row (NULL on
+	 * older rows). Ignored on writes: a row names the instance_name of the
+	 * connection that writes it (struct db_options). */
+	const char *instance;
 };
 
 /* The event's name ("login_success", ...), or NULL for an unknown value. */

@@ -263,6 +263,23 @@ db_configure(struct db *db, int busy_timeout_ms)
 	return VEP_OK;
 }
 
+/* A copy of opt->instance into *out (NULL when none); VEP_ERR_ARG for a
+ * name the schema's readers could not print safely. */
+static int
+db_instance_copy(const struct db_options *opt, char **out)
+{
+	const char *name = opt != NULL ? opt->instance : NULL;
+	size_t n;
+
+	*out = NULL;
+	if (name == NULL)
+		return VEP_OK;
+	n = strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-");
+	if (n == 0 || name[n] != '\0' || n > DB_INSTANCE_MAX)
+		return VEP_ERR_ARG;
+	return (*out = strdup(name)) != NULL ? VEP_OK : VEP_ERR_NOMEM;
+}
+
 int
 db_open_path(const char *path, const struct db_options *opt, struct db **out)
 {
@@ -285,6 +302,8 @@ db_open_path(const char *path, const struct db_options *opt, struct db **out)
 	db->engine = DB_ENGINE_SQLITE;
 	db->readonly = opt != NULL && opt->readonly;
 	existing = db->readonly || (opt != NULL && opt->existing);
+	if ((ret = db_instance_copy(opt, &db->instance)) != 0)
+		goto out;
 
 	if (!existing) {
 		/* Create the file ourselves so it is 0600 from the first byte;
@@ -342,10 +361,9 @@ out:
 static int
 db_open_pg(const struct db_options *opt, struct db **out)
 {
+	int busy = opt->busy_timeout_ms != 0 ? opt->busy_timeout_ms : DB_BUSY_TIMEOUT_MS_DEFAULT;
 	struct db *db;
 	int ret;
-
-	int busy = opt->busy_timeout_ms != 0 ? opt->busy_timeout_ms : DB_BUSY_TIMEOUT_MS_DEFAULT;
 
 	if (busy < 0 || busy > DB_BUSY_TIMEOUT_MS_MAX)
 		return VEP_ERR_ARG;
@@ -353,9 +371,10 @@ db_open_pg(const struct db_options *opt, struct db **out)
 		return VEP_ERR_NOMEM;
 	db->engine = DB_ENGINE_PG;
 	db->readonly = opt->readonly;
-	if ((ret = pg_open(opt->pg_conninfo, opt->readonly ? PG_OPEN_READONLY :
+	if ((ret = db_instance_copy(opt, &db->instance)) != 0 ||
+	    (ret = pg_open(opt->pg_conninfo, opt->readonly ? PG_OPEN_READONLY :
 	    opt->existing ? PG_OPEN_EXISTING : PG_OPEN_MIGRATE, busy, &db->pg)) != 0) {
-		free(db);
+		db_close(db);
 		return ret;
 	}
 	*out = db;
@@ -389,6 +408,7 @@ db_close(struct db *db)
 		return;
 	db_stmts_free(db);
 	pg_close(db->pg);
+	free(db->instance);
 	/* close_v2 is never "busy": all statements are finalized above. */
 	sqlite3_close_v2(db->conn);
 	free(db);
@@ -444,6 +464,12 @@ db_check_integrity(struct db *db)
 out:
 	sqlite3_finalize(st);
 	return ret;
+}
+
+int
+db_check_pg(const char *conninfo)
+{
+	return pg_check(conninfo, DB_BUSY_TIMEOUT_MS_DEFAULT);
 }
 
 int

@@ -48,7 +48,13 @@ struct db_options {
 	 * connection string or postgresql:// URI) instead of the state
 	 * directory's file; db_open then ignores state_dir. */
 	const char *pg_conninfo;
+	/* The name this connection writes into audit rows (copied; at most
+	 * DB_INSTANCE_MAX bytes of [A-Za-z0-9._-]), or NULL: none. */
+	const char *instance;
 };
+
+/* Longest instance name (bytes). */
+#define DB_INSTANCE_MAX 64
 
 /* Opens (creating if needed, mode 0600) DIR/DB_FILE_NAME and migrates it:
  * see db_open_path. opt may be NULL for defaults. */
@@ -92,6 +98,13 @@ int db_set_size_limit(struct db *db, int64_t max_bytes);
  * database, or damaged), DB_ERR_BUSY, VEP_ERR_IO (unreadable),
  * VEP_ERR_NOMEM, VEP_ERR_ARG. */
 int db_check_file(const char *state_dir);
+
+/* What --check asks of the PostgreSQL store named by conninfo, without
+ * changing it: 0 when it answers and is empty or at a version this program
+ * can migrate or use. Errors: DB_ERR_DOWN (unreachable, or the connection
+ * refused: wrong user, password or database), DB_ERR_NEWER, VEP_ERR_ARG,
+ * VEP_ERR_NOMEM. */
+int db_check_pg(const char *conninfo);
 
 /* Runs PRAGMA integrity_check: 0 when it reports "ok", DB_ERR_CORRUPT when
  * it reports damage. */

@@ -70,6 +70,7 @@ struct db {
 	struct pg *pg;                       /* DB_ENGINE_PG (store/pg.h) */
 	struct db_st *stmts[DB_STMT__COUNT]; /* prepared on first use */
 	int readonly;
+	char *instance;                      /* owned: written into audit rows, or NULL */
 };
 
 /* Most parameters one statement may have. */

@@ -13,6 +13,7 @@
 
 #include "store/internal.h"
 #include "store/pg.h"
+#include "util.h"
 #include "migrations.h"
 
 /* The migrations' advisory lock (db_tx_lock's are PG_LOCK_BASE + n, n >= 1). */
@@ -20,6 +21,11 @@
 
 /* Seconds libpq waits for a server before giving up on a connection. */
 #define PG_CONNECT_TIMEOUT_S "5"
+
+/* After a failed reconnection, calls fail at once for this long (ms)
+ * before the next attempt: a server that is down costs each request
+ * nothing, one that hangs costs one connect timeout per this period. */
+#define PG_RETRY_MS 1000
 
 /* How much longer than the busy timeout a statement may run before the
  * server cancels it: a statement that waits for no lock is an indexed
@@ -38,6 +44,7 @@ struct pg {
 	int busy_ms;
 	int in_tx;
 	int broken_in_tx;  /* the connection broke inside the open transaction */
+	int64_t retry_at_ms; /* monotonic: no reconnection before this */
 	struct pg_prepared prepared[DB_STMT__COUNT];
 };
 
@@ -90,6 +97,8 @@ pg_err_result(struct pg *pg, const PGresult *res)
 	return pg_err_state(PQresultErrorField(res, PG_DIAG_SQLSTATE));
 }
 
+static int pg_configure(struct pg *pg);
+
 /* Before a call: a connection that broke outside a transaction is made
  * again (its prepared statements went with it). */
 static int
@@ -105,9 +114,13 @@ pg_ready(struct pg *pg)
 		pg->broken_in_tx = 1;
 		return DB_ERR_DOWN;
 	}
-	PQreset(pg->conn);
-	if (PQstatus(pg->conn) != CONNECTION_OK)
+	if (vep_mono_ms() < pg->retry_at_ms)
 		return DB_ERR_DOWN;
+	PQreset(pg->conn);
+	if (PQstatus(pg->conn) != CONNECTION_OK || pg_configure(pg) != 0) {
+		pg->retry_at_ms = vep_mono_ms() + PG_RETRY_MS;
+		return DB_ERR_DOWN;
+	}
 	for (i = 0; i < DB_STMT__COUNT; i++)
 		pg->prepared[i].ready = 0;
 	return VEP_OK;
@@ -373,6 +386,25 @@ pg_open(const char *conninfo, enum pg_open_mode mode, int busy_ms, struct pg **o
 	*out = pg;
 	return VEP_OK;
 fail:
+	pg_close(pg);
+	return ret;
+}
+
+int
+pg_check(const char *conninfo, int busy_ms)
+{
+	struct pg *pg;
+	int version, ret;
+
+	if (conninfo == NULL || conninfo[0] == '\0' || strlen(conninfo) > PG_CONNINFO_MAX)
+		return VEP_ERR_ARG;
+	if ((pg = calloc(1, sizeof(*pg))) == NULL)
+		return VEP_ERR_NOMEM;
+	pg->busy_ms = busy_ms;
+	if ((ret = pg_connect(pg, conninfo)) == 0 && (ret = pg_configure(pg)) == 0 &&
+	    (ret = pg_schema_version(pg, &version)) == 0 &&
+	    (version > (int)db_migrations_count || version < 0))
+		ret = DB_ERR_NEWER;
 	pg_close(pg);
 	return ret;
 }

@@ -40,6 +40,11 @@ enum pg_open_mode {
 };
 int pg_open(const char *conninfo, enum pg_open_mode mode, int busy_ms, struct pg **out);
 
+/* Connects, reads the stored version and closes: 0 for an empty database
+ * or one at this binary's version or older, DB_ERR_NEWER past it, or the
+ * connection's error. Changes nothing. */
+int pg_check(const char *conninfo, int busy_ms);
+
 /* Closes the connection. NULL-safe. */
 void pg_close(struct pg *pg);
 

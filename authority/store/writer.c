@@ -114,8 +114,8 @@ writer(void *arg)
 }
 
 int
-writer_new(struct event_base *base, const char *state_dir, long long max_bytes,
-    struct writer **out)
+writer_new(struct event_base *base, const char *state_dir, const struct db_options *opt,
+    long long max_bytes, struct writer **out)
 {
 	struct writer *c;
 	int rc;
@@ -127,7 +127,7 @@ writer_new(struct event_base *base, const char *state_dir, long long max_bytes,
 	queue_init(&c->finished);
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv, NULL);
-	if ((rc = db_open(state_dir, NULL, &c->db)) != 0 ||
+	if ((rc = db_open(state_dir, opt, &c->db)) != 0 ||
 	    (max_bytes > 0 && (rc = db_set_size_limit(c->db, max_bytes)) != 0))
 		goto fail;
 	rc = VEP_ERR_NOMEM;

@@ -1,9 +1,11 @@
 /*
- * store/writer.h - a loop's database writer: a thread with its own SQLite
- * connection that runs the loop's writes (audit rows, sessions, throttle
- * counts), so an event loop never waits for a commit's fsync or for
- * another loop's write lock. Reads stay in the loop, on its own connection
- * (WAL: readers never wait for writers).
+ * store/writer.h - a loop's database writer: a thread with its own
+ * connection (SQLite or PostgreSQL) that runs the loop's writes (audit
+ * rows, sessions, throttle counts), so an event loop never waits for a
+ * commit's fsync or for another loop's write lock. With SQLite, reads stay
+ * in the loop, on its own connection (WAL: readers never wait for writers);
+ * with PostgreSQL, whose every read is a round trip to a server that may be
+ * slow or gone, a second one of these runs the loop's reads.
  *
  * A job is a function run in the writer thread on its connection, and a
  * completion run afterwards in the loop's thread with the job's result.
@@ -18,6 +20,7 @@
 
 struct writer;
 struct db;
+struct db_options;
 struct event_base;
 
 /* Runs in the writer thread. Returns 0 or an error code. */
@@ -25,11 +28,12 @@ typedef int (*writer_fn)(struct db *db, void *arg);
 /* Runs in the loop's thread with what the job returned. */
 typedef void (*writer_done)(int rc, void *arg);
 
-/* Opens the writer's connection to STATE_DIR's database (capped at
- * max_bytes when not 0) and starts its thread; completions are delivered
- * on base. Returns 0 or VEP_ERR_* / DB_ERR_*. */
-int writer_new(struct event_base *base, const char *state_dir, long long max_bytes,
-    struct writer **out);
+/* Opens the writer's connection (db_open of state_dir with opt, which may
+ * be NULL; a SQLite file capped at max_bytes when not 0) and starts its
+ * thread; completions are delivered on base. Returns 0 or VEP_ERR_* /
+ * DB_ERR_*. */
+int writer_new(struct event_base *base, const char *state_dir, const struct db_options *opt,
+    long long max_bytes, struct writer **out);
 
 /* Queues a job. done may be NULL (nothing to do afterwards). Returns 0 or
  * VEP_ERR_NOMEM, and then nothing was queued. */
