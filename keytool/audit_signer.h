@@ -7,13 +7,14 @@
 #ifndef KEYTOOL_AUDIT_SIGNER_H
 #define KEYTOOL_AUDIT_SIGNER_H
 
-#include <stddef.h>
 #include <stdint.h>
 
-/* Opens state's database read-only and puts in *exp_ms the latest expiry
- * of the certificates the key with fingerprint fp signed (0: none
- * recorded). Returns 0, or non-zero with why in err. */
-int kt_audit_signer_expiry(const char *state, const char *fp, int64_t *exp_ms, char *err,
-    size_t errlen);
+struct kt_store;
+
+/* Opens the store (state.h: a state directory or a PostgreSQL store)
+ * read-only and puts in *exp_ms the latest expiry of the certificates the
+ * key with fingerprint fp signed (0: none recorded). Returns 0, or
+ * non-zero after printing why ("vep-keytool retire: ..."). */
+int kt_audit_signer_expiry(const struct kt_store *store, const char *fp, int64_t *exp_ms);
 
 #endif

@@ -4,9 +4,11 @@
  * database, as text for a person or as JSON Lines (one object per row) for
  * a program; and `audit prune`, which deletes rows past the retention.
  *
- * Reading opens the database read-only through store/db.h and never writes
- * it, migrates it or creates files in the state directory (the authority
- * may run as another user). Pruning opens it read-write at exactly this
+ * The store is a state directory's SQLite file (--state) or the PostgreSQL
+ * store several instances share (--database), opened through state.h.
+ * Reading opens it read-only through store/db.h and never writes it,
+ * migrates it or creates files in the state directory (the authority may
+ * run as another user). Pruning opens it read-write at exactly this
  * binary's schema version and deletes in bounded batches, so the running
  * server waits at most one batch for its write lock. Stored strings came
  * from the network (typed account names): control characters are never
@@ -30,19 +32,21 @@
 #define CMD_AUDIT_PRUNE_BATCH 1000
 
 static const char cmd_audit_usage[] =
-    "usage: vep-keytool audit --state DIR [--email ADDR|ACCOUNT] [--since TIME]\n"
-    "                         [--limit N] [--json]\n"
-    "       vep-keytool audit prune --state DIR [--before TIME]\n"
-    "Prints the audit trail of the authority whose state directory is DIR:\n"
-    "sign-in successes and failures, sign-outs and revoked sessions, and\n"
-    "issued certificates, oldest first.\n"
+    "usage: vep-keytool audit (--state DIR | --database CONNINFO)\n"
+    "                         [--email ADDR|ACCOUNT] [--since TIME] [--limit N] [--json]\n"
+    "       vep-keytool audit prune (--state DIR | --database CONNINFO) [--before TIME]\n"
+    "Prints the audit trail of the authority whose state directory is DIR,\n"
+    "or of the authorities sharing the PostgreSQL store CONNINFO (a libpq\n"
+    "connection string; keep its password in ~/.pgpass): sign-in successes\n"
+    "and failures, sign-outs and revoked sessions, and issued certificates,\n"
+    "oldest first.\n"
     "--email ADDR keeps the rows of that address; --email ACCOUNT (no '@')\n"
     "those of the account name as typed at sign-in and of every address whose\n"
     "local part it is (alice: alice, alice@example.com, alice@example.org).\n"
     "--since TIME keeps rows at or after TIME: ISO-8601 UTC (2026-01-31,\n"
     "2026-01-31T12:00:00Z), epoch seconds, or an age such as 90m, 1h, 7d, 2w.\n"
     "--limit N keeps the newest N rows (still printed oldest first).\n"
-    "--json prints one JSON object per line. The database is opened\n"
+    "--json prints one JSON object per line. The store is opened\n"
     "read-only.\n"
     "\n"
     "audit prune deletes the rows older than TIME (default 365d: one year,\n"
@@ -74,6 +78,8 @@ print_text(const struct db_audit_row *r, void *arg)
 		kt_state_time_ms(r->exp_ms, exp);
 		printf(" valid %s to %s", iat, exp);
 	}
+	if (r->instance != NULL)
+		printf(" on %s", kt_state_printable(r->instance, email, sizeof(email)));
 	putchar('\n');
 	return ferror(stdout) ? VEP_ERR_IO : VEP_OK;
 }
@@ -93,12 +99,13 @@ print_json(const struct db_audit_row *r, void *arg)
 	(void)arg;
 	kt_state_time_ms(r->ts_ms, when);
 	return kt_state_print_json(json_pack(
-		    "{s:I, s:s, s:I, s:s?, s:s, s:s, s:s, s:s?, s:o, s:o, s:s?, s:s?}",
+		    "{s:I, s:s, s:I, s:s?, s:s, s:s, s:s, s:s?, s:o, s:o, s:s?, s:s?, s:s?}",
 		    "id", (json_int_t)r->id, "time", when, "ts_ms", (json_int_t)r->ts_ms,
 		    "event", ev, "email", r->email, "client", r->client_addr,
 		    "outcome", r->outcome, "key_fingerprint", r->key_fp,
 		    "iat_ms", opt_int(r->iat_ms), "exp_ms", opt_int(r->exp_ms),
-		    "signer_fingerprint", r->signer_fp, "account", r->account));
+		    "signer_fingerprint", r->signer_fp, "account", r->account,
+		    "instance", r->instance));
 }
 
 /* audit prune: argv[0] is "prune". */
@@ -106,13 +113,14 @@ static int
 cmd_audit_prune(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "state", required_argument, NULL, 's' },
+		{ "state", required_argument, NULL, KT_STORE_OPT_STATE },
+		{ "database", required_argument, NULL, KT_STORE_OPT_DATABASE },
 		{ "before", required_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int64_t now_s = (int64_t)time(NULL), before_s, n = 0, total = 0;
-	const char *state = NULL;
+	struct kt_store store = { 0 };
 	char when[KT_STATE_TIME_BUF];
 	struct db *db = NULL;
 	int c, ret = KT_STATE_EXIT_USAGE, err;
@@ -120,10 +128,13 @@ cmd_audit_prune(int argc, char **argv)
 	before_s = now_s - CMD_AUDIT_RETENTION_DEFAULT_S;
 	optind = 0;   /* GNU: restart the scan (the test calls us repeatedly) */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+s:b:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+s:D:b:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 's':
-			state = optarg;
+		case KT_STORE_OPT_STATE:
+			store.state_dir = optarg;
+			break;
+		case KT_STORE_OPT_DATABASE:
+			store.conninfo = optarg;
 			break;
 		case 'b':
 			if (kt_state_parse_time(optarg, now_s, &before_s) != 0) {
@@ -142,11 +153,11 @@ cmd_audit_prune(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (state == NULL || optind != argc) {
+	if (optind != argc || kt_store_check("audit prune", &store) != 0) {
 		fputs(cmd_audit_usage, stderr);
 		goto out;
 	}
-	if (kt_state_open("audit prune", state, KT_STATE_WRITE, &db) != 0)
+	if (kt_state_open("audit prune", &store, KT_STATE_WRITE, &db) != 0)
 		goto out;
 	do {
 		if ((err = db_audit_prune(db, before_s * 1000, CMD_AUDIT_PRUNE_BATCH, &n)) != 0) {
@@ -169,7 +180,8 @@ int
 cmd_audit(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "state", required_argument, NULL, 's' },
+		{ "state", required_argument, NULL, KT_STORE_OPT_STATE },
+		{ "database", required_argument, NULL, KT_STORE_OPT_DATABASE },
 		{ "email", required_argument, NULL, 'e' },
 		{ "since", required_argument, NULL, 't' },
 		{ "limit", required_argument, NULL, 'n' },
@@ -178,7 +190,7 @@ cmd_audit(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct db_audit_filter f = { 0 };
-	const char *state = NULL;
+	struct kt_store store = { 0 };
 	struct db *db = NULL;
 	int64_t since_s = 0, limit = 0;
 	int c, json = 0, ret = KT_STATE_EXIT_USAGE, err;
@@ -187,10 +199,13 @@ cmd_audit(int argc, char **argv)
 		return cmd_audit_prune(argc - 1, argv + 1);
 	optind = 0;   /* GNU: restart the scan (the test calls us repeatedly) */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+s:e:t:n:jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+s:D:e:t:n:jh", opts, NULL)) != -1) {
 		switch (c) {
-		case 's':
-			state = optarg;
+		case KT_STORE_OPT_STATE:
+			store.state_dir = optarg;
+			break;
+		case KT_STORE_OPT_DATABASE:
+			store.conninfo = optarg;
 			break;
 		case 'e':
 			f.email = optarg;
@@ -222,13 +237,13 @@ cmd_audit(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (state == NULL || optind != argc) {
+	if (optind != argc || kt_store_check("audit", &store) != 0) {
 		fputs(cmd_audit_usage, stderr);
 		goto out;
 	}
 	f.since_ms = since_s * 1000;
 	f.limit = limit;
-	if (kt_state_open("audit", state, KT_STATE_READ, &db) != 0)
+	if (kt_state_open("audit", &store, KT_STATE_READ, &db) != 0)
 		goto out;
 	err = db_audit_query(db, &f, json ? print_json : print_text, NULL);
 	if (fflush(stdout) != 0 && err == 0)

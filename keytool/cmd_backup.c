@@ -9,6 +9,12 @@
  * and only then given FILE's name: by link(2), which refuses an existing
  * FILE, or with --force by rename(2). So FILE is either untouched or a
  * complete, checked backup, never half of one.
+ *
+ * Both are for the SQLite store of a state directory only. A PostgreSQL
+ * store (--database) is refused with the pg_dump or pg_restore command
+ * that does the job: PostgreSQL's own tools take a consistent dump of a
+ * live server, and a copy through this tool's file format would be no
+ * backup of it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,7 +39,9 @@ static const char backup_usage[] =
     "and writes (SQLite's online backup), then checks the copy (PRAGMA\n"
     "integrity_check). Refuses an existing FILE unless --force; FILE is\n"
     "replaced only by a complete, checked copy. Restore it with\n"
-    "`vep-keytool restore`.\n";
+    "`vep-keytool restore`.\n"
+    "A PostgreSQL store (--database) is backed up with pg_dump instead:\n"
+    "  pg_dump --format=custom --file=vep.dump \"CONNINFO\"\n";
 
 static const char restore_usage[] =
     "usage: vep-keytool restore --state DIR [--force] FILE\n"
@@ -41,10 +49,24 @@ static const char restore_usage[] =
     "copies it into DIR's database in one transaction. Refuses while any\n"
     "process (a running vep-authority) has the database open: stop the\n"
     "authority first, restore, start it (it migrates an older backup). Refuses\n"
-    "to replace an existing database unless --force.\n";
+    "to replace an existing database unless --force.\n"
+    "A PostgreSQL store (--database) is restored with pg_restore instead,\n"
+    "with every authority instance on it stopped:\n"
+    "  pg_restore --clean --if-exists --dbname=\"CONNINFO\" vep.dump\n";
+
+/* What backup and restore say to a PostgreSQL store: PostgreSQL's own tool,
+ * with the placeholder CONNINFO, never the string given (a password). */
+static const char backup_pg_refusal[] =
+    "vep-keytool backup: not for a PostgreSQL store: back it up with pg_dump,\n"
+    "while the authorities run:\n"
+    "  pg_dump --format=custom --file=vep.dump \"CONNINFO\"\n";
+static const char restore_pg_refusal[] =
+    "vep-keytool restore: not for a PostgreSQL store: stop every authority\n"
+    "instance on it, then restore with pg_restore:\n"
+    "  pg_restore --clean --if-exists --dbname=\"CONNINFO\" vep.dump\n";
 
 struct backup_opts {
-	const char *state;
+	struct kt_store store;
 	const char *file;
 	int force;
 };
@@ -52,11 +74,15 @@ struct backup_opts {
 /* parse_opts's answer when it printed the help: exit 0 without work. */
 #define BACKUP_HELP_DONE 100
 
+/* Returns 0, BACKUP_HELP_DONE, or the usage exit code after printing why
+ * (refusal: what to say to a PostgreSQL store). */
 static int
-parse_opts(int argc, char **argv, const char *usage, struct backup_opts *o)
+parse_opts(int argc, char **argv, const char *cmd, const char *usage, const char *refusal,
+    struct backup_opts *o)
 {
 	static const struct option opts[] = {
-		{ "state", required_argument, NULL, 's' },
+		{ "state", required_argument, NULL, KT_STORE_OPT_STATE },
+		{ "database", required_argument, NULL, KT_STORE_OPT_DATABASE },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -65,10 +91,13 @@ parse_opts(int argc, char **argv, const char *usage, struct backup_opts *o)
 
 	optind = 0;   /* GNU: restart the scan */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+s:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+s:D:fh", opts, NULL)) != -1) {
 		switch (c) {
-		case 's':
-			o->state = optarg;
+		case KT_STORE_OPT_STATE:
+			o->store.state_dir = optarg;
+			break;
+		case KT_STORE_OPT_DATABASE:
+			o->store.conninfo = optarg;
 			break;
 		case 'f':
 			o->force = 1;
@@ -80,7 +109,13 @@ parse_opts(int argc, char **argv, const char *usage, struct backup_opts *o)
 			goto usage;
 		}
 	}
-	if (o->state == NULL || optind != argc - 1 || argv[optind][0] == '\0')
+	if (kt_store_check(cmd, &o->store) != 0)
+		goto usage;
+	if (o->store.conninfo != NULL) {
+		fputs(refusal, stderr);
+		return KT_STATE_EXIT_USAGE;
+	}
+	if (optind != argc - 1 || argv[optind][0] == '\0')
 		goto usage;
 	o->file = argv[optind];
 	return 0;
@@ -177,10 +212,10 @@ cmd_backup(int argc, char **argv)
 	struct stat st;
 	int ret, err, version = 0;
 
-	if ((ret = parse_opts(argc, argv, backup_usage, &o)) != 0)
+	if ((ret = parse_opts(argc, argv, "backup", backup_usage, backup_pg_refusal, &o)) != 0)
 		return ret == BACKUP_HELP_DONE ? KT_STATE_EXIT_OK : ret;
 	ret = KT_STATE_EXIT_USAGE;
-	if (asprintf(&db_path, "%s/%s", o.state, DB_FILE_NAME) < 0) {
+	if (asprintf(&db_path, "%s/%s", o.store.state_dir, DB_FILE_NAME) < 0) {
 		db_path = NULL;
 		goto out;
 	}
@@ -192,7 +227,7 @@ cmd_backup(int argc, char **argv)
 		fprintf(stderr, "vep-keytool backup: %s is the live database\n", o.file);
 		goto out;
 	}
-	if (kt_state_open("backup", o.state, KT_STATE_READ, &db) != 0)
+	if (kt_state_open("backup", &o.store, KT_STATE_READ, &db) != 0)
 		goto out;
 	if ((err = backup_to_temp(db, &o, &tmp)) != 0) {
 		ret = kt_state_fail("backup", err);
@@ -228,10 +263,11 @@ cmd_restore(int argc, char **argv)
 	struct stat st;
 	int ret, err, version = 0;
 
-	if ((ret = parse_opts(argc, argv, restore_usage, &o)) != 0)
+	if ((ret = parse_opts(argc, argv, "restore", restore_usage, restore_pg_refusal,
+	    &o)) != 0)
 		return ret == BACKUP_HELP_DONE ? KT_STATE_EXIT_OK : ret;
 	ret = KT_STATE_EXIT_USAGE;
-	if (asprintf(&db_path, "%s/%s", o.state, DB_FILE_NAME) < 0) {
+	if (asprintf(&db_path, "%s/%s", o.store.state_dir, DB_FILE_NAME) < 0) {
 		db_path = NULL;
 		goto out;
 	}

@@ -15,6 +15,7 @@
 #include "keydir.h"
 #include "audit_signer.h"
 #include "kt.h"
+#include "state.h"
 #include "util.h"
 
 /* What genkey can make: the domain key is RS256; the rest are user keys. */
@@ -293,29 +294,28 @@ kt_cmd_prepare(const struct kt_cmd *self, int argc, char **argv)
 }
 
 /* Whether certificates the key signed may still be valid, from the
- * authority's audit trail in state: 0 when none can be (or --force), else
- * KT_EXIT_INVALID or KT_EXIT_USAGE after saying why. */
+ * authority's audit trail in store (NULL: not given): 0 when none can be
+ * (or --force), else KT_EXIT_INVALID or KT_EXIT_USAGE after saying why. */
 static int
-retire_allowed(const vep_key *previous, const char *state, int force)
+retire_allowed(const vep_key *previous, const struct kt_store *store, int force)
 {
-	char fp[VEP_FINGERPRINT_BUFSZ], until[64], err[512];
+	char fp[VEP_FINGERPRINT_BUFSZ], until[64];
 	int64_t exp_ms = 0;
 
 	if (force)
 		return 0;
-	if (state == NULL) {
+	if (store == NULL) {
 		kt_err("cannot tell whether certificates signed by the previous key are still "
-		    "valid: give --state DIR (the authority's state_dir), or --force");
+		    "valid: give --state DIR (the authority's state_dir) or --database "
+		    "CONNINFO (its PostgreSQL store), or --force");
 		return KT_EXIT_USAGE;
 	}
 	if (vep_key_fingerprint(previous, fp) != 0) {
 		kt_err("cannot compute the previous key's fingerprint");
 		return KT_EXIT_USAGE;
 	}
-	if (kt_audit_signer_expiry(state, fp, &exp_ms, err, sizeof(err)) != 0) {
-		kt_err("%s", err);
+	if (kt_audit_signer_expiry(store, fp, &exp_ms) != 0)
 		return KT_EXIT_USAGE;
-	}
 	if (exp_ms <= vep_now_ms())
 		return 0;
 	kt_iso8601(exp_ms, until);
@@ -329,19 +329,23 @@ kt_cmd_retire(const struct kt_cmd *self, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "dir", required_argument, NULL, 'd' },
-		{ "state", required_argument, NULL, 's' },
+		{ "state", required_argument, NULL, KT_STORE_OPT_STATE },
+		{ "database", required_argument, NULL, KT_STORE_OPT_DATABASE },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct vep_keyset ks = { 0 };
-	const char *dir = NULL, *state = NULL;
+	struct kt_store store = { 0 };
+	const struct kt_store *asked;
+	const char *dir = NULL;
 	int c, force = 0, r, rc;
 
-	while ((c = getopt_long(argc, argv, "d:s:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:s:D:fh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': dir = optarg; break;
-		case 's': state = optarg; break;
+		case KT_STORE_OPT_STATE: store.state_dir = optarg; break;
+		case KT_STORE_OPT_DATABASE: store.conninfo = optarg; break;
 		case 'f': force = 1; break;
 		case 'h': kt_help(self); return KT_EXIT_OK;
 		default: kt_usage_error(self, "bad option"); return KT_EXIT_USAGE;
@@ -349,6 +353,11 @@ kt_cmd_retire(const struct kt_cmd *self, int argc, char **argv)
 	}
 	if (dir == NULL || optind != argc)
 		return kt_usage_error(self, "--dir DIR is required");
+	/* Neither is fine with --force (or when there is nothing to retire);
+	 * both are always a mistake. */
+	asked = store.state_dir != NULL || store.conninfo != NULL ? &store : NULL;
+	if (asked != NULL && kt_store_check("retire", asked) != 0)
+		return KT_EXIT_USAGE;
 	if (kt_load_dir(dir, &ks) != 0) {
 		rc = KT_EXIT_USAGE;
 		goto out;
@@ -358,7 +367,7 @@ kt_cmd_retire(const struct kt_cmd *self, int argc, char **argv)
 		rc = KT_EXIT_OK;
 		goto out;
 	}
-	if ((rc = retire_allowed(ks.previous, state, force)) != 0)
+	if ((rc = retire_allowed(ks.previous, asked, force)) != 0)
 		goto out;
 	if ((r = vep_keydir_retire(dir)) != 0) {
 		kt_err("%s: %s", dir, vep_strerror(r));

@@ -31,12 +31,16 @@
 #define SESSIONS_AUDIT_OUTCOME "revoked"
 
 static const char sessions_usage[] =
-    "usage: vep-keytool sessions --state DIR [--email ADDR] [--json]\n"
-    "       vep-keytool sessions revoke --state DIR (--id N | --email ADDR | --all)\n"
-    "Lists the live sessions of the authority whose state directory is DIR:\n"
-    "id, address, when signed in, last seen, when it expires. The id names a\n"
-    "session for revoke; it is no secret and leads to no token. --json prints\n"
-    "one JSON object per line.\n"
+    "usage: vep-keytool sessions (--state DIR | --database CONNINFO) [--email ADDR]\n"
+    "                            [--json]\n"
+    "       vep-keytool sessions revoke (--state DIR | --database CONNINFO)\n"
+    "                                   (--id N | --email ADDR | --all)\n"
+    "Lists the live sessions of the authority whose state directory is DIR,\n"
+    "or of the authorities sharing the PostgreSQL store CONNINFO (a libpq\n"
+    "connection string; keep its password in ~/.pgpass): id, address, when\n"
+    "signed in, last seen, when it expires. The id names a session for\n"
+    "revoke; it is no secret and leads to no token. --json prints one JSON\n"
+    "object per line.\n"
     "revoke ends the session with that id, every session of ADDR, or all of\n"
     "them, while the authority runs: the cookie is refused from its next\n"
     "request on, and each is recorded in the audit trail. Exit 1 when no live\n"
@@ -44,7 +48,7 @@ static const char sessions_usage[] =
 
 /* The options both forms take. */
 struct sessions_opts {
-	const char *state;
+	struct kt_store store;
 	char *email;          /* owned: the domain folded to lower case */
 	int64_t id;
 	int all;
@@ -75,7 +79,8 @@ static int
 parse_opts(int argc, char **argv, int revoke, struct sessions_opts *o)
 {
 	static const struct option opts[] = {
-		{ "state", required_argument, NULL, 's' },
+		{ "state", required_argument, NULL, KT_STORE_OPT_STATE },
+		{ "database", required_argument, NULL, KT_STORE_OPT_DATABASE },
 		{ "email", required_argument, NULL, 'e' },
 		{ "id", required_argument, NULL, 'i' },
 		{ "all", no_argument, NULL, 'a' },
@@ -87,10 +92,13 @@ parse_opts(int argc, char **argv, int revoke, struct sessions_opts *o)
 
 	optind = 0;   /* GNU: restart the scan */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+s:e:i:ajh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+s:D:e:i:ajh", opts, NULL)) != -1) {
 		switch (c) {
-		case 's':
-			o->state = optarg;
+		case KT_STORE_OPT_STATE:
+			o->store.state_dir = optarg;
+			break;
+		case KT_STORE_OPT_DATABASE:
+			o->store.conninfo = optarg;
 			break;
 		case 'e':
 			free(o->email);
@@ -120,7 +128,8 @@ parse_opts(int argc, char **argv, int revoke, struct sessions_opts *o)
 			goto usage;
 		}
 	}
-	if (o->state == NULL || optind != argc)
+	if (optind != argc || kt_store_check(revoke ? "sessions revoke" : "sessions",
+	    &o->store) != 0)
 		goto usage;
 	if (revoke && (o->id != 0) + (o->email != NULL) + o->all != 1) {
 		fprintf(stderr, "vep-keytool sessions revoke: give exactly one of --id, "
@@ -249,7 +258,7 @@ sessions_revoke(int argc, char **argv)
 		goto out;
 	}
 	ret = KT_STATE_EXIT_USAGE;
-	if (kt_state_open("sessions revoke", o.state, KT_STATE_WRITE, &db) != 0)
+	if (kt_state_open("sessions revoke", &o.store, KT_STATE_WRITE, &db) != 0)
 		goto out;
 	v.only_id = o.id;
 	if ((err = db_session_list(db, o.email, (int64_t)time(NULL), gather, &v)) != 0 ||
@@ -285,7 +294,7 @@ cmd_sessions(int argc, char **argv)
 		goto out;
 	}
 	ret = KT_STATE_EXIT_USAGE;
-	if (kt_state_open("sessions", o.state, KT_STATE_READ, &db) != 0)
+	if (kt_state_open("sessions", &o.store, KT_STATE_READ, &db) != 0)
 		goto out;
 	err = db_session_list(db, o.email, (int64_t)time(NULL),
 	    o.json ? print_json : print_text, &header);

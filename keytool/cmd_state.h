@@ -1,7 +1,8 @@
 /*
- * cmd_state.h - the keytool commands on a running authority's state
- * directory besides audit (cmd_audit.h): sessions (cmd_sessions.c),
- * throttle (cmd_throttle.c), backup and restore (cmd_backup.c).
+ * cmd_state.h - the keytool commands on a running authority's store (its
+ * state directory, or the PostgreSQL store of --database) besides audit
+ * (cmd_audit.h): sessions (cmd_sessions.c), throttle (cmd_throttle.c),
+ * backup and restore (cmd_backup.c, the state directory's store only).
  *
  * Each takes argv[0] as its own name and returns an exit code: 0 done,
  * 1 nothing matched (a revocation of an unknown session), 2 usage, I/O or
@@ -12,19 +13,23 @@
 
 struct kt_cmd;
 
-/* vep-keytool sessions --state DIR [--email ADDR] [--json]
- * vep-keytool sessions revoke --state DIR (--id N | --email ADDR | --all) */
+/* vep-keytool sessions (--state DIR | --database CONNINFO) [--email ADDR] [--json]
+ * vep-keytool sessions revoke (--state DIR | --database CONNINFO)
+ *     (--id N | --email ADDR | --all) */
 int cmd_sessions(int argc, char **argv);
 
-/* vep-keytool throttle --state DIR [--json]
- * vep-keytool throttle clear --state DIR (--account NAME | --address ADDR
+/* vep-keytool throttle (--state DIR | --database CONNINFO) [--json]
+ * vep-keytool throttle clear (--state DIR | --database CONNINFO)
+ *     (--account NAME | --address ADDR
  *     | --account NAME --address ADDR | --all) */
 int cmd_throttle(int argc, char **argv);
 
-/* vep-keytool backup --state DIR [--force] FILE */
+/* vep-keytool backup --state DIR [--force] FILE (--database: refused, exit 2,
+ * with the pg_dump command to use) */
 int cmd_backup(int argc, char **argv);
 
-/* vep-keytool restore --state DIR [--force] FILE */
+/* vep-keytool restore --state DIR [--force] FILE (--database: refused, exit
+ * 2, with the pg_restore command to use) */
 int cmd_restore(int argc, char **argv);
 
 /* The same, in the shape of the keytool's subcommand table (kt.h). */

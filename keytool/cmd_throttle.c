@@ -26,14 +26,17 @@
 #include "err.h"
 
 static const char throttle_usage[] =
-    "usage: vep-keytool throttle --state DIR [--json]\n"
-    "       vep-keytool throttle clear --state DIR (--account NAME | --address ADDR\n"
+    "usage: vep-keytool throttle (--state DIR | --database CONNINFO) [--json]\n"
+    "       vep-keytool throttle clear (--state DIR | --database CONNINFO)\n"
+    "                                  (--account NAME | --address ADDR\n"
     "                                   | --account NAME --address ADDR | --all)\n"
     "Lists the running sign-in counts of the authority whose state directory\n"
-    "is DIR: kind (pair: one account from one address; account; address),\n"
-    "account, address, attempts counted, and when the window ends; and the\n"
-    "addresses each account signed in from recently (kind known), which are\n"
-    "held only to the pair limit. --json prints one JSON object per line.\n"
+    "is DIR, or of the authorities sharing the PostgreSQL store CONNINFO (a\n"
+    "libpq connection string; keep its password in ~/.pgpass): kind (pair:\n"
+    "one account from one address; account; address), account, address,\n"
+    "attempts counted, and when the window ends; and the addresses each\n"
+    "account signed in from recently (kind known), which are held only to\n"
+    "the pair limit. --json prints one JSON object per line.\n"
     "clear forgets counts while the authority runs; the next sign-in is\n"
     "checked against what remains: --account every count of that PAM\n"
     "account name, --address every count of that client address (an IPv6\n"
@@ -41,7 +44,7 @@ static const char throttle_usage[] =
     "count. Known addresses stay. Exit 1 when nothing matched.\n";
 
 struct throttle_opts {
-	const char *state;
+	struct kt_store store;
 	const char *account;
 	const char *addr;
 	int all;
@@ -57,7 +60,8 @@ static int
 parse_opts(int argc, char **argv, int clear, struct throttle_opts *o)
 {
 	static const struct option opts[] = {
-		{ "state", required_argument, NULL, 's' },
+		{ "state", required_argument, NULL, KT_STORE_OPT_STATE },
+		{ "database", required_argument, NULL, KT_STORE_OPT_DATABASE },
 		{ "account", required_argument, NULL, 'u' },
 		{ "address", required_argument, NULL, 'a' },
 		{ "all", no_argument, NULL, 'A' },
@@ -69,10 +73,13 @@ parse_opts(int argc, char **argv, int clear, struct throttle_opts *o)
 
 	optind = 0;   /* GNU: restart the scan */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+s:u:a:Ajh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+s:D:u:a:Ajh", opts, NULL)) != -1) {
 		switch (c) {
-		case 's':
-			o->state = optarg;
+		case KT_STORE_OPT_STATE:
+			o->store.state_dir = optarg;
+			break;
+		case KT_STORE_OPT_DATABASE:
+			o->store.conninfo = optarg;
 			break;
 		case 'u':
 			if (!clear)
@@ -101,7 +108,8 @@ parse_opts(int argc, char **argv, int clear, struct throttle_opts *o)
 			goto usage;
 		}
 	}
-	if (o->state == NULL || optind != argc)
+	if (optind != argc || kt_store_check(clear ? "throttle clear" : "throttle",
+	    &o->store) != 0)
 		goto usage;
 	if (clear && o->all == (o->account != NULL || o->addr != NULL)) {
 		fprintf(stderr, "vep-keytool throttle clear: give --account, --address "
@@ -159,7 +167,7 @@ throttle_clear(int argc, char **argv)
 		fprintf(stderr, "vep-keytool throttle clear: --address: too long\n");
 		goto out;
 	}
-	if (kt_state_open("throttle clear", o.state, KT_STATE_WRITE, &db) != 0)
+	if (kt_state_open("throttle clear", &o.store, KT_STATE_WRITE, &db) != 0)
 		goto out;
 	if ((err = db_throttle_clear(db, o.account, o.addr != NULL ? addr : NULL, &n)) != 0) {
 		ret = kt_state_fail("throttle clear", err);
@@ -189,7 +197,7 @@ cmd_throttle(int argc, char **argv)
 	if ((ret = parse_opts(argc, argv, 0, &o)) != 0)
 		return ret == THROTTLE_HELP_DONE ? KT_STATE_EXIT_OK : ret;
 	ret = KT_STATE_EXIT_USAGE;
-	if (kt_state_open("throttle", o.state, KT_STATE_READ, &db) != 0)
+	if (kt_state_open("throttle", &o.store, KT_STATE_READ, &db) != 0)
 		goto out;
 	err = db_throttle_list(db, (int64_t)time(NULL), o.json ? print_json : print_text,
 	    &header);

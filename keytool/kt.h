@@ -59,6 +59,7 @@ int kt_cmd_sign_assertion(const struct kt_cmd *, int, char **);
 int kt_cmd_verify_cert(const struct kt_cmd *, int, char **);
 int kt_cmd_verify_assertion(const struct kt_cmd *, int, char **);
 int kt_cmd_inspect(const struct kt_cmd *, int, char **);
+int kt_cmd_instances(const struct kt_cmd *, int, char **);
 
 /* Prints "vep-keytool: <message>" to stderr. */
 void kt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

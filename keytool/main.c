@@ -3,8 +3,9 @@
  * support documents, offline certificates, and relying-party checks.
  *
  * Owns the subcommand table and dispatch; each command lives in its group's
- * file (cmd_key.c, cmd_support.c, cmd_cert.c, cmd_verify.c, cmd_inspect.c;
- * on a state directory cmd_audit.c, cmd_sessions.c, cmd_throttle.c,
+ * file (cmd_key.c, cmd_support.c, cmd_cert.c, cmd_verify.c, cmd_inspect.c,
+ * cmd_instances.c; on the authority's store, a state directory or a
+ * PostgreSQL store, cmd_audit.c, cmd_sessions.c, cmd_throttle.c,
  * cmd_backup.c).
  * Must never hold state across commands: one command per process.
  */
@@ -39,13 +40,15 @@ static const struct kt_cmd kt_cmds[] = {
 	  "next key); prints its fingerprint. Certificates signed with the old\n"
 	  "key keep verifying while it is published as previous; reload the\n"
 	  "authority afterwards.\n" },
-	{ "retire", kt_cmd_retire, "--dir DIR (--state DIR | --force)",
+	{ "retire", kt_cmd_retire, "--dir DIR (--state DIR | --database CONNINFO | --force)",
 	  "Removes the previous key once no certificate it signed can still be\n"
-	  "valid. --state DIR (the authority's state_dir) lets it ask the audit\n"
-	  "trail when the last one expires: before then it refuses (exit 1) and\n"
-	  "says until when. --force retires without asking (certificates issued\n"
+	  "valid. --state DIR (the authority's state_dir) or --database CONNINFO\n"
+	  "(the PostgreSQL store the instances share) lets it ask the audit trail\n"
+	  "when the last one expires: before then it refuses (exit 1) and says\n"
+	  "until when. --force retires without asking (certificates issued\n"
 	  "before the audit recorded signers, i.e. before this version, are not\n"
-	  "known to it).\n" },
+	  "known to it). On several instances, check with `instances` that all\n"
+	  "of them publish the same keys first.\n" },
 	{ "keys", kt_cmd_keys, "--dir DIR",
 	  "Lists the keys of a key directory: role, algorithm, fingerprint.\n" },
 	{ "support-doc", kt_cmd_support_doc,
@@ -110,26 +113,50 @@ static const struct kt_cmd kt_cmds[] = {
 	  "every verdict (I/O and network failures too); usage errors print none.\n"
 	  "Exit 0: valid; 1: invalid (reason on stderr); 2: usage, I/O, network.\n" },
 	{ "audit", kt_cmd_audit,
-	  "--state DIR [--email ADDR|ACCOUNT] [--since TIME] [--limit N] [--json]\n"
-	  "                    | audit prune --state DIR [--before TIME]",
+	  "(--state DIR | --database CONNINFO) [--email ADDR|ACCOUNT] [--since TIME]\n"
+	  "                    [--limit N] [--json]\n"
+	  "                    | audit prune (--state DIR | --database CONNINFO) "
+	  "[--before TIME]",
 	  "Prints the authority's audit trail (sign-ins, issued certificates),\n"
 	  "oldest first (--limit N: the newest N); TIME is ISO-8601 UTC, epoch\n"
 	  "seconds, or an age (1h, 7d). prune deletes rows older than TIME\n"
 	  "(default 365d).\n" },
 	{ "sessions", kt_cmd_sessions,
-	  "--state DIR [--email ADDR] [--json]\n"
-	  "                    | sessions revoke --state DIR (--id N | --email ADDR | --all)",
+	  "(--state DIR | --database CONNINFO) [--email ADDR] [--json]\n"
+	  "                    | sessions revoke (--state DIR | --database CONNINFO)\n"
+	  "                      (--id N | --email ADDR | --all)",
 	  "Lists live sessions by id (never a token); revoke ends them at once.\n" },
 	{ "throttle", kt_cmd_throttle,
-	  "--state DIR [--json]\n"
-	  "                    | throttle clear --state DIR (--account NAME | --address ADDR "
-	  "| --all)",
+	  "(--state DIR | --database CONNINFO) [--json]\n"
+	  "                    | throttle clear (--state DIR | --database CONNINFO)\n"
+	  "                      (--account NAME | --address ADDR | --all)",
 	  "Lists running sign-in counts; clear lets an account or address sign\n"
 	  "in again at once.\n" },
 	{ "backup", kt_cmd_backup, "--state DIR [--force] FILE",
 	  "A consistent copy of the running authority's database (mode 0600).\n" },
 	{ "restore", kt_cmd_restore, "--state DIR [--force] FILE",
 	  "Puts a backup back while the authority is stopped.\n" },
+	{ "instances", kt_cmd_instances,
+	  "[--domain DOMAIN] [--cafile FILE] [--timeout S] [--json] URL URL...",
+	  "Checks that several running instances of one authority publish the\n"
+	  "same keys, before a rotation step (prepare, rotate, retire) proceeds\n"
+	  "and after each reload. URL is an instance's base URL\n"
+	  "(http[s]://host[:port]); its support document is fetched from\n"
+	  "URL/.well-known/browserid (?domain=DOMAIN with --domain) as\n"
+	  "verify-assertion --fetch fetches one (no redirects, application/json,\n"
+	  "at most 64 KiB, --timeout S each, default 10; https verified against\n"
+	  "the system CAs or --cafile).\n"
+	  "Prints one line per instance: URL public-key=FP keys=FP,... (the\n"
+	  "signing key's fingerprint, then every published key's, sorted, as\n"
+	  "pubkey --fingerprint prints them); a line per instance that differs\n"
+	  "from the first (differs: URL from FIRST: public-key FP instead of FP;\n"
+	  "extra FP...; missing FP..., the parts that apply); then the verdict:\n"
+	  "same, different or unreadable. --json prints instead one object per\n"
+	  "instance {\"url\",\"public_key\",\"keys\"} (or {\"url\",\"error\"}) and a\n"
+	  "verdict {\"verdict\",\"instances\",\"reference\",\"differ\"}.\n"
+	  "Exit 0: every instance publishes the same keys and signs with the same\n"
+	  "one; 1: they differ; 2: usage, or an instance could not be fetched or\n"
+	  "read (never counted as the same).\n" },
 	{ "inspect", kt_cmd_inspect, "FILE",
 	  "Decodes a certificate, assertion or backed assertion for a human:\n"
 	  "headers, pretty payloads, times in ISO-8601 UTC, key algorithm and\n"

@@ -17,9 +17,6 @@
 #include "remote/discover.h"
 #include "support.h"
 
-/* Largest URL we build for a lookup (bytes). */
-#define KT_URL_MAX 2048
-
 #define KT_WELL_KNOWN "/.well-known/browserid"
 
 int
@@ -63,19 +60,31 @@ kt_lookup_url(const struct kt_source *src, int depth, const char *domain,
 	if (rest == NULL)
 		return VEP_ERR_ARG;
 	schemelen = (size_t)(rest - u);
-	if (depth > 0) {
+	if (depth == 0 && strstr(rest + 3, KT_WELL_KNOWN) == NULL)
+		return kt_support_url(u, email_domain, out, outlen);
+	if (depth > 0)
 		n = snprintf(out, outlen, "%.*s://%s" KT_WELL_KNOWN "?domain=%s",
 		    (int)schemelen, u, domain, email_domain);
-	} else if (strstr(rest + 3, KT_WELL_KNOWN) != NULL) {
+	else
 		n = snprintf(out, outlen, "%s", u);
-	} else {
-		size_t ulen = strlen(u);
+	if (n < 0 || (size_t)n >= outlen)
+		return VEP_ERR_TOOBIG;
+	return 0;
+}
 
-		if (ulen > 0 && u[ulen - 1] == '/')
-			ulen--;
-		n = snprintf(out, outlen, "%.*s" KT_WELL_KNOWN "?domain=%s",
-		    (int)ulen, u, email_domain);
-	}
+int
+kt_support_url(const char *base, const char *domain, char *out, size_t outlen)
+{
+	size_t blen = strlen(base);
+	int n;
+
+	if (blen > 0 && base[blen - 1] == '/')
+		blen--;
+	if (domain != NULL)
+		n = snprintf(out, outlen, "%.*s" KT_WELL_KNOWN "?domain=%s", (int)blen, base,
+		    domain);
+	else
+		n = snprintf(out, outlen, "%.*s" KT_WELL_KNOWN, (int)blen, base);
 	if (n < 0 || (size_t)n >= outlen)
 		return VEP_ERR_TOOBIG;
 	return 0;

@@ -13,6 +13,9 @@
 #include "kt.h"
 #include "support.h"
 
+/* Largest URL built for a lookup (bytes). */
+#define KT_URL_MAX 2048
+
 struct kt_doc_file {
 	const char *domain;  /* NULL: the email domain's document */
 	const char *path;
@@ -28,6 +31,11 @@ struct kt_source {
 /* Adds a --support-doc argument ("FILE" or "DOMAIN=FILE"). Returns 0, or
  * VEP_ERR_TOOBIG / VEP_ERR_INVALID (message printed). */
 int kt_source_add_file(struct kt_source *src, char *arg);
+
+/* The support document's URL under base (http[s]://host[:port], a
+ * trailing '/' allowed): base + /.well-known/browserid, and ?domain=DOMAIN
+ * when domain is not NULL, into out. Returns 0 or VEP_ERR_TOOBIG. */
+int kt_support_url(const char *base, const char *domain, char *out, size_t outlen);
 
 /* Resolves email_domain (lowercase). On success *doc is the primary's
  * document (new, vep_support_free) and *issuer the expected issuer (new

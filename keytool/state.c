@@ -1,9 +1,10 @@
 /*
- * state.c - the state-directory commands' shared parts (contract in
- * state.h): opening the database with an administrator's messages, safe
+ * state.c - the store commands' shared parts (contract in state.h):
+ * naming and opening the store with an administrator's messages, safe
  * text, times and JSON Lines.
  *
- * Must never open the database in a mode that migrates or creates it.
+ * Must never open the store in a mode that migrates or creates it, nor
+ * print a connection string (it may carry a password).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -161,7 +162,43 @@ kt_state_fail(const char *cmd, int err)
 }
 
 int
-kt_state_open(const char *cmd, const char *state_dir, enum kt_state_mode mode,
+kt_store_check(const char *cmd, const struct kt_store *store)
+{
+	int dir = store->state_dir != NULL, pg = store->conninfo != NULL;
+
+	if (dir + pg == 1 && (dir ? store->state_dir : store->conninfo)[0] != '\0')
+		return 0;
+	fprintf(stderr, "vep-keytool %s: give exactly one of --state DIR and "
+	    "--database CONNINFO%s\n", cmd, dir + pg == 1 ? " (not empty)" : "");
+	return KT_STATE_EXIT_USAGE;
+}
+
+/* Why the store did not open, as an administrator reads it: srv_strerror's
+ * reason, with the causes behind it that they can fix. */
+static const char *
+open_reason(const struct kt_store *store, int err)
+{
+	if (err == DB_ERR_SCHEMA)
+		return "not at this vep-keytool's schema version (start this version's "
+		    "vep-authority on it once)";
+	if (store->conninfo == NULL)
+		return err == VEP_ERR_IO ? "no such file or no access" : srv_strerror(err);
+	switch (err) {
+	case DB_ERR_DOWN:
+		/* libpq's refusals (no server, a wrong password, no such role
+		 * or database, a malformed string) all come back as this. */
+		return "database server unreachable, or it refused the connection "
+		    "(check host, port, user and dbname, and the password in "
+		    "~/.pgpass)";
+	case VEP_ERR_ARG:
+		return "the connection string is too long";
+	default:
+		return srv_strerror(err);
+	}
+}
+
+int
+kt_state_open(const char *cmd, const struct kt_store *store, enum kt_state_mode mode,
     struct db **out)
 {
 	struct db_options dbo = { 0 };
@@ -173,12 +210,24 @@ kt_state_open(const char *cmd, const char *state_dir, enum kt_state_mode mode,
 	} else {
 		dbo.existing = 1;
 		dbo.busy_timeout_ms = KT_STATE_BUSY_TIMEOUT_MS;
+		/* The audit rows an administrator's change writes say who. */
+		dbo.instance = KT_STATE_INSTANCE;
 	}
-	if ((err = db_open(state_dir, &dbo, out)) == 0)
+	if (store->conninfo != NULL) {
+		dbo.pg_conninfo = store->conninfo;
+		/* PostgreSQL bounds each statement by a little more than the
+		 * busy timeout: a reader's scan of a year of audit rows needs
+		 * a writer's room, not the server's one second. */
+		dbo.busy_timeout_ms = KT_STATE_BUSY_TIMEOUT_MS;
+	}
+	if ((err = db_open(store->state_dir, &dbo, out)) == 0)
 		return VEP_OK;
-	fprintf(stderr, "vep-keytool %s: cannot open %s/%s: %s\n", cmd, state_dir,
-	    DB_FILE_NAME, err == VEP_ERR_IO ? "no such file or no access" :
-	    err == DB_ERR_SCHEMA ? "not at this vep-keytool's schema version "
-	    "(start this version's vep-authority on it once)" : srv_strerror(err));
+	/* Never the connection string itself: it may carry a password. */
+	if (store->conninfo != NULL)
+		fprintf(stderr, "vep-keytool %s: cannot open the PostgreSQL store: %s\n", cmd,
+		    open_reason(store, err));
+	else
+		fprintf(stderr, "vep-keytool %s: cannot open %s/%s: %s\n", cmd, store->state_dir,
+		    DB_FILE_NAME, open_reason(store, err));
 	return err;
 }

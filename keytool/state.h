@@ -1,13 +1,16 @@
 /*
- * state.h - what the keytool commands that work on the authority's state
- * directory share (audit, sessions, throttle, backup, restore): opening
- * its database through store/db.h with an administrator's error messages,
- * making stored strings safe for a terminal, times, JSON Lines output, and
- * parsing the times and numbers those commands take.
+ * state.h - what the keytool commands that work on the authority's store
+ * share (audit, sessions, throttle, backup, restore, and retire's look at
+ * the audit trail): naming the store (a state directory's SQLite file or a
+ * PostgreSQL server) and opening it through store/db.h with an
+ * administrator's error messages, making stored strings safe for a
+ * terminal, times, JSON Lines output, and parsing the times and numbers
+ * those commands take.
  *
  * Owns no state. It never migrates or creates a database: the running
  * server owns the schema, and a keytool of another version must not
- * change a file under it.
+ * change a store under it. It never prints a PostgreSQL connection
+ * string: one may carry a password.
  */
 #ifndef VEP_KT_STATE_H
 #define VEP_KT_STATE_H
@@ -27,20 +30,43 @@ struct db;
 /* How long a writing command waits for the server's write lock (ms): the
  * server holds it for one transaction at a time, well under a second. */
 #define KT_STATE_BUSY_TIMEOUT_MS 10000
+/* The instance name audit rows written by vep-keytool carry. */
+#define KT_STATE_INSTANCE "vep-keytool"
 /* Room for one formatted time, with gcc's worst case for each int field. */
 #define KT_STATE_TIME_BUF 96
 /* Latest absolute time accepted (seconds: 9999-12-31T23:59:59Z). */
 #define KT_STATE_TIME_MAX_S 253402300799LL
+
+/* The store a command works on, as its options name it: --state DIR (the
+ * SQLite file DIR/DB_FILE_NAME) or --database CONNINFO (the PostgreSQL
+ * store a libpq keyword/value string or postgresql:// URI names). Exactly
+ * one is set once kt_store_check passed. conninfo may carry a password:
+ * messages call it "the PostgreSQL store", never print it. */
+struct kt_store {
+	const char *state_dir;
+	const char *conninfo;
+};
+
+/* The getopt_long values of the two options, for every command's table. */
+#define KT_STORE_OPT_STATE 's'
+#define KT_STORE_OPT_DATABASE 'D'
 
 enum kt_state_mode {
 	KT_STATE_READ,    /* read-only: never writes the file */
 	KT_STATE_WRITE,   /* read-write, exact schema version, no migration */
 };
 
-/* Opens DIR's database for command cmd ("sessions"). Prints the reason on
- * failure ("vep-keytool CMD: cannot open DIR/authority.db: ..."), and
- * returns 0 or the error. *out is set only on success. */
-int kt_state_open(const char *cmd, const char *state_dir, enum kt_state_mode mode,
+/* Whether store names exactly one store: --state or --database, not
+ * both, not neither, not empty. Returns 0, or prints why not ("vep-keytool
+ * CMD: give exactly one of --state DIR and --database CONNINFO") and
+ * returns KT_STATE_EXIT_USAGE. */
+int kt_store_check(const char *cmd, const struct kt_store *store);
+
+/* Opens the store for command cmd ("sessions"). Prints the reason on
+ * failure ("vep-keytool CMD: cannot open DIR/authority.db: ..." or "...
+ * cannot open the PostgreSQL store: ..."), and returns 0 or the error.
+ * *out is set only on success. */
+int kt_state_open(const char *cmd, const struct kt_store *store, enum kt_state_mode mode,
     struct db **out);
 
 /* Prints "vep-keytool CMD: <srv_strerror(err)>" and returns
