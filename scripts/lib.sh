@@ -9,9 +9,10 @@ VEP_APT_BUILD="gcc libc6-dev meson ninja-build pkg-config python3 libssl-dev lib
 # Extra packages for the test suite (uncrustify: the style suite's style_c;
 # openssl: tests make keys and certificates of kinds vep-keytool refuses;
 # mandoc: the install test lints the man pages; postgresql-15: the
-# PostgreSQL store's tests start a private server, tests/pgcluster.py).
+# PostgreSQL store's tests start a private server, tests/pgcluster.py;
+# haproxy: the cluster test puts one in front of two instances).
 VEP_APT_TEST="openssl libnss-wrapper libpam-modules nodejs npm chromium fonts-dejavu-core
-  uncrustify mandoc postgresql-15"
+  uncrustify mandoc postgresql-15 haproxy"
 
 vep_log() { printf '==> %s\n' "$*" >&2; }
 
