@@ -175,7 +175,7 @@ audit_insert(struct db *db, const struct db_audit_row *r)
 	db_st_text(st, 9, r->signer_fp);
 	db_st_text(st, 10, r->account);
 	db_st_text(st, 11, db->instance);
-	return db_step_done(st);
+	return db_st_queue(st);
 }
 
 /* Writes n rows in one transaction: all of them, or none. */
@@ -185,14 +185,15 @@ audit_write(struct db *db, const struct db_audit_row *rows, size_t n)
 	size_t i;
 	int ret;
 
-	if ((ret = db_tx_begin(db)) != 0)
+	/* One round trip for the whole batch where the engine allows. */
+	if ((ret = db_batch_begin(db)) != 0)
 		return ret;
 	for (i = 0; i < n; i++)
 		if ((ret = audit_insert(db, &rows[i])) != 0)
 			goto out;
-	return db_tx_commit(db);
+	return db_batch_end(db);
 out:
-	db_tx_rollback(db);
+	db_batch_abort(db);
 	return ret;
 }
 

@@ -168,6 +168,31 @@ db_tx_begin(struct db *db)
 }
 
 int
+db_batch_begin(struct db *db)
+{
+	if (db->engine == DB_ENGINE_PG)
+		return pg_pipeline_begin(db->pg);
+	return db_tx_begin(db);
+}
+
+int
+db_batch_end(struct db *db)
+{
+	if (db->engine == DB_ENGINE_PG)
+		return pg_pipeline_end(db->pg, 1);
+	return db_tx_commit(db);
+}
+
+void
+db_batch_abort(struct db *db)
+{
+	if (db->engine == DB_ENGINE_PG)
+		(void)pg_pipeline_end(db->pg, 0);
+	else
+		db_tx_rollback(db);
+}
+
+int
 db_tx_lock(struct db *db, enum db_tx_lock lock)
 {
 	if (db->engine == DB_ENGINE_PG)

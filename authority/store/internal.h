@@ -116,6 +116,20 @@ void db_stmt_done(struct db_st *st);
  * error (a row counts as DB_ERR_INTERNAL). */
 int db_step_done(struct db_st *st);
 
+/* A batch of writes committed together, all or none, in one round trip
+ * where the engine allows it (PostgreSQL: a pipeline, BEGIN to COMMIT sent
+ * at once; SQLite: a write transaction, as db_tx_begin). Inside it only
+ * db_st_queue runs statements. db_batch_end commits (0, or an error and
+ * nothing of the batch is left); db_batch_abort drops it. */
+int db_batch_begin(struct db *db);
+int db_batch_end(struct db *db);
+void db_batch_abort(struct db *db);
+
+/* Inside a batch: runs (SQLite) or sends (PostgreSQL) the bound statement,
+ * which returns no rows, and resets it. A PostgreSQL error shows at
+ * db_batch_end. */
+int db_st_queue(struct db_st *st);
+
 /* Frees the cached statements of db (at close). */
 void db_stmts_free(struct db *db);
 

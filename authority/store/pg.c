@@ -45,6 +45,11 @@ struct pg {
 	int in_tx;
 	int broken_in_tx;  /* the connection broke inside the open transaction */
 	int64_t retry_at_ms; /* monotonic: no reconnection before this */
+	int piped;         /* in a pipeline (pg_pipeline_begin) */
+	int pipe_results;  /* results the pipeline's commands will give */
+	int pipe_err;      /* the first error of the pipeline, or 0 */
+	int *pipe_slot;    /* owned: per result, the slot it prepares, or -1 */
+	int pipe_cap;
 	struct pg_prepared prepared[DB_STMT__COUNT];
 };
 
@@ -261,6 +266,143 @@ pg_run(struct pg *pg, int slot, const char *sql, int n, const Oid *types,
 	return VEP_OK;
 }
 
+/* One more result to read at the end of the pipeline: a prepare of slot,
+ * or (-1) anything else. */
+static int
+pg_pipeline_expect(struct pg *pg, int slot)
+{
+	int *grown;
+
+	if (pg->pipe_results == pg->pipe_cap) {
+		grown = realloc(pg->pipe_slot, (size_t)(pg->pipe_cap + 64) * sizeof(int));
+		if (grown == NULL) {
+			pg->pipe_err = VEP_ERR_NOMEM;
+			return VEP_ERR_NOMEM;
+		}
+		pg->pipe_slot = grown;
+		pg->pipe_cap += 64;
+	}
+	pg->pipe_slot[pg->pipe_results++] = slot;
+	return VEP_OK;
+}
+
+int
+pg_pipeline_begin(struct pg *pg)
+{
+	int ret;
+
+	if (pg->piped)
+		return VEP_ERR_ARG;
+	if ((ret = pg_ready(pg)) != 0)
+		return ret;
+	if (PQenterPipelineMode(pg->conn) != 1)
+		return pg_err_result(pg, NULL);
+	pg->piped = 1;
+	pg->pipe_results = 0;
+	pg->pipe_err = 0;
+	if (PQsendQueryParams(pg->conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0) != 1) {
+		pg->pipe_err = pg_err_result(pg, NULL);
+		return pg->pipe_err;
+	}
+	return pg_pipeline_expect(pg, -1);
+}
+
+int
+pg_pipeline_send(struct pg *pg, int slot, const char *sql, int n, const Oid *types,
+    const char *const *vals, const int *lens, const int *fmts)
+{
+	struct pg_prepared *p;
+	char name[24];
+	int ok;
+
+	if (!pg->piped || slot < 0 || slot >= DB_STMT__COUNT || n < 0 || n > DB_PG_PARAMS_MAX)
+		return VEP_ERR_ARG;
+	if (pg->pipe_err != 0)
+		return pg->pipe_err;
+	p = &pg->prepared[slot];
+	(void)snprintf(name, sizeof(name), "vep_%d", slot);
+	if (!p->ready) {
+		if (PQsendPrepare(pg->conn, name, sql, n, types) != 1)
+			goto fail;
+		if (pg_pipeline_expect(pg, slot) != 0)
+			return pg->pipe_err;
+		p->ready = 1;
+		p->n = n;
+		if (n > 0)
+			memcpy(p->types, types, (size_t)n * sizeof(Oid));
+	}
+	if (pg_same_types(p, n, types))
+		ok = PQsendQueryPrepared(pg->conn, name, n, vals, lens, fmts, 0);
+	else
+		ok = PQsendQueryParams(pg->conn, sql, n, types, vals, lens, fmts, 0);
+	if (ok != 1)
+		goto fail;
+	return pg_pipeline_expect(pg, -1);
+fail:
+	pg->pipe_err = pg_err_result(pg, NULL);
+	return pg->pipe_err;
+}
+
+/* Reads the result of command i and the NULL that ends it; records the
+ * first error; a prepare that did not happen is made again next time. */
+static void
+pg_pipeline_read(struct pg *pg, int i)
+{
+	PGresult *res = PQgetResult(pg->conn);
+	ExecStatusType st;
+
+	if (res == NULL) {
+		if (pg->pipe_err == 0)
+			pg->pipe_err = pg_err_result(pg, NULL);
+		return;
+	}
+	st = PQresultStatus(res);
+	if (st != PGRES_COMMAND_OK && pg->pipe_slot[i] >= 0)
+		pg->prepared[pg->pipe_slot[i]].ready = 0;
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && pg->pipe_err == 0)
+		pg->pipe_err = st == PGRES_PIPELINE_ABORTED ? DB_ERR_INTERNAL :
+		    pg_err_result(pg, res);
+	PQclear(res);
+	if ((res = PQgetResult(pg->conn)) != NULL)
+		PQclear(res);
+}
+
+int
+pg_pipeline_end(struct pg *pg, int commit)
+{
+	PGresult *res;
+	int i, ret;
+
+	if (!pg->piped)
+		return VEP_ERR_ARG;
+	if (pg->pipe_err == 0 && PQsendQueryParams(pg->conn, commit ? "COMMIT" : "ROLLBACK",
+	    0, NULL, NULL, NULL, NULL, 0) == 1)
+		(void)pg_pipeline_expect(pg, -1);
+	else if (pg->pipe_err == 0)
+		pg->pipe_err = pg_err_result(pg, NULL);
+	if (PQpipelineSync(pg->conn) != 1 && pg->pipe_err == 0)
+		pg->pipe_err = pg_err_result(pg, NULL);
+	for (i = 0; i < pg->pipe_results && PQstatus(pg->conn) == CONNECTION_OK; i++)
+		pg_pipeline_read(pg, i);
+	/* The sync's own result ends the pipeline. */
+	while (PQstatus(pg->conn) == CONNECTION_OK && (res = PQgetResult(pg->conn)) != NULL) {
+		ExecStatusType st = PQresultStatus(res);
+
+		PQclear(res);
+		if (st == PGRES_PIPELINE_SYNC)
+			break;
+	}
+	(void)PQexitPipelineMode(pg->conn);
+	pg->piped = 0;
+	ret = pg->pipe_err != 0 ? pg->pipe_err : PQstatus(pg->conn) != CONNECTION_OK ?
+	    DB_ERR_DOWN : VEP_OK;
+	/* A statement that failed left the transaction aborted: end it. */
+	if (ret != 0 && PQstatus(pg->conn) == CONNECTION_OK &&
+	    PQtransactionStatus(pg->conn) == PQTRANS_INERROR)
+		(void)pg_command(pg, "ROLLBACK", NULL);
+	return commit ? ret : VEP_OK;
+}
+
 int
 pg_schema_version(struct pg *pg, int *out)
 {
@@ -415,5 +557,6 @@ pg_close(struct pg *pg)
 	if (pg == NULL)
 		return;
 	PQfinish(pg->conn);
+	free(pg->pipe_slot);
 	free(pg);
 }

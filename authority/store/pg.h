@@ -59,6 +59,19 @@ int pg_exec(struct pg *pg, const char *sql);
 int pg_run(struct pg *pg, int slot, const char *sql, int n, const Oid *types,
     const char *const *vals, const int *lens, const int *fmts, PGresult **res);
 
+/* A pipeline: one transaction of statements that return no rows, sent
+ * without waiting (pg_pipeline_send: as pg_run, the parameters copied at
+ * once) and answered together by pg_pipeline_end, one round trip for the
+ * whole batch. pg_pipeline_end(pg, 1) commits: 0 when every statement
+ * and the commit succeeded, else the first error and nothing of the batch
+ * is left. pg_pipeline_end(pg, 0) rolls it back. Blocking mode is safe
+ * here: the answers to a batch (DB_AUDIT_BATCH_MAX rows) are a few
+ * kilobytes, never enough to fill the socket while we send. */
+int pg_pipeline_begin(struct pg *pg);
+int pg_pipeline_send(struct pg *pg, int slot, const char *sql, int n, const Oid *types,
+    const char *const *vals, const int *lens, const int *fmts);
+int pg_pipeline_end(struct pg *pg, int commit);
+
 /* Whether a transaction is open on the connection. */
 int pg_in_tx(struct pg *pg);
 

@@ -284,6 +284,19 @@ db_step_done(struct db_st *st)
 	return rc == DB_ROW ? DB_ERR_INTERNAL : rc;
 }
 
+int
+db_st_queue(struct db_st *st)
+{
+	int ret;
+
+	if (st->sq != NULL || st->error != 0)
+		return db_step_done(st);
+	ret = pg_pipeline_send(st->db->pg, st->slot, st->pg_sql, st->n, st->types, st->vals,
+	    st->lens, st->fmts);
+	db_stmt_done(st);
+	return ret;
+}
+
 void
 db_stmts_free(struct db *db)
 {

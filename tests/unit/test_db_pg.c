@@ -240,6 +240,44 @@ test_throttle_lock_bounded(void)
 	db_close(b);
 }
 
+/* A batch is one pipelined transaction: a row the server refuses in its
+ * middle leaves none of the batch behind (and the batch as it was), and
+ * the connection goes on working. */
+static void
+test_batch_all_or_none(void)
+{
+	struct db *db = open_pg(0, 0);
+	struct db_audit_batch *b = NULL;
+	struct db_audit_row r = { .ts_ms = 777, .event = DB_AUDIT_LOGOUT, .outcome = "ok" };
+	long long before;
+
+	ASSERT_TRUE(db != NULL);
+	ASSERT_EQ(raw_exec("ALTER TABLE audit ADD CONSTRAINT test_no_evil"
+	    " CHECK (email <> 'evil@example.com')"), 0);
+	before = raw("SELECT count(*) FROM audit");
+	ASSERT_EQ(db_audit_batch_new(&b), 0);
+	r.email = "one@example.com";
+	ASSERT_EQ(db_audit_batch_add(b, &r), 0);
+	r.email = "evil@example.com";
+	ASSERT_EQ(db_audit_batch_add(b, &r), 0);
+	r.email = "three@example.com";
+	ASSERT_EQ(db_audit_batch_add(b, &r), 0);
+	ASSERT_EQ(db_audit_batch_commit(db, b), VEP_ERR_INVALID);
+	ASSERT_EQ(db_audit_batch_count(b), 3);
+	ASSERT_EQ(raw("SELECT count(*) FROM audit"), before);
+	/* The same connection, right after: a write and a read work. */
+	r.email = "after@example.com";
+	ASSERT_EQ(db_audit_add(db, &r), 0);
+	ASSERT_EQ(raw("SELECT count(*) FROM audit"), before + 1);
+	ASSERT_EQ(raw_exec("ALTER TABLE audit DROP CONSTRAINT test_no_evil"), 0);
+	ASSERT_EQ(db_audit_batch_commit(db, b), 0);
+	ASSERT_EQ(db_audit_batch_count(b), 0);
+	ASSERT_EQ(raw("SELECT count(*) FROM audit"), before + 4);
+	ASSERT_EQ(raw("SELECT count(*) FROM audit WHERE instance IS NULL AND ts_ms = 777"), 4);
+	db_audit_batch_free(b);
+	db_close(db);
+}
+
 int
 main(void)
 {
@@ -253,5 +291,6 @@ main(void)
 	RUN(test_unreachable);
 	RUN(test_reconnect);
 	RUN(test_throttle_lock_bounded);
+	RUN(test_batch_all_or_none);
 	return harness_done();
 }
