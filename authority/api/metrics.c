@@ -45,6 +45,7 @@ api_metrics(struct req *r)
 	clock_gettime(CLOCK_REALTIME, &now);
 	if (lookup_sessions_alive(r->loop->lookup, &sessions) != 0)
 		sessions = -1;
+	g.database_up = lookup_problem(r->loop->lookup) == NULL;
 	for (i = 0; ds != NULL && i < ds->n && i < METRICS_DOMAINS_MAX; i++) {
 		doms[i].domain = ds->v[i].cfg->name;
 		doms[i].key_age_s = ds->v[i].current_since > 0 ?

@@ -185,6 +185,9 @@ metrics_render(const struct metrics *m, const struct metrics_gauges *g, char **o
 	put(&t, "# HELP vep_pam_helper_restarts_total PAM helpers replaced after they died or "
 	    "misbehaved.\n# TYPE vep_pam_helper_restarts_total counter\n"
 	    "vep_pam_helper_restarts_total %lu\n", load(&m->pam_helper_lost));
+	put(&t, "# HELP vep_database_up 1 when the store (SQLite file or PostgreSQL) answered "
+	    "this event loop's last read.\n# TYPE vep_database_up gauge\nvep_database_up %d\n",
+	    g->database_up ? 1 : 0);
 	if (g->sessions >= 0)
 		put(&t, "# HELP vep_sessions Sessions not expired.\n# TYPE vep_sessions gauge\n"
 		    "vep_sessions %lld\n", g->sessions);

@@ -87,6 +87,7 @@ struct metrics_gauges {
 	double start_time_s;     /* process start, seconds since the epoch */
 	long long sessions;      /* sessions not expired, -1 when unknown */
 	int reload_ok;           /* 1: the last reload (or the start) succeeded */
+	int database_up;         /* 1: the store answered its last read */
 	const struct metrics_domain_gauge *domains;
 	size_t ndomains;
 };

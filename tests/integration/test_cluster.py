@@ -17,8 +17,8 @@ directory, a Unix socket, no system service), a real HAProxy in front
   carry on on the other instance, and every certificate a client received
   has its audit row.
 """
-import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -55,7 +55,8 @@ class Cluster:
     def __init__(self, pg, extra=""):
         self.pg = pg
         self.world = signin.World(extra_config="database = %s\ninstance_name = i1\n"
-                                  "trusted_proxies = 127.0.0.1\n%s" % (pg.conninfo, extra))
+                                  "trusted_proxies = 127.0.0.1\n"
+                                  "metrics_listen = 127.0.0.1:0\n%s" % (pg.conninfo, extra))
         w = self.world
         with open(w.config) as f:
             text = f.read()
@@ -98,6 +99,16 @@ class Cluster:
                              "key_fp": f[3], "iat_ms": int(f[4]), "exp_ms": int(f[5]),
                              "outcome": f[6], "instance": f[7]})
         return rows
+
+
+def database_up(auth):
+    """vep_database_up as the instance's metrics listener says it."""
+    m = re.search(r"metrics on (http://127\.0\.0\.1:(\d+)/metrics)", auth.stderr())
+    if not m:
+        return None
+    r = vephelp.request("127.0.0.1", int(m.group(2)), "GET", "/metrics")
+    v = re.search(r"^vep_database_up (\S+)$", r.body.decode(), re.M)
+    return float(v.group(1)) if v else None
 
 
 def on(auth, cl):
@@ -188,9 +199,12 @@ def check_postgres_down(cl):
               .status == 200)
     C.require("pg down: a certificate first", cert_status(a, pub).status == 200)
     stop, results = threading.Event(), []
-    threads = [threading.Thread(target=load, args=(stop, on(auth, a),
-                                                   lambda c: cert_status(c, pub).status,
-                                                   results))
+    since = int(time.time() * 1000) - 1000
+
+    def one(c):
+        r = cert_status(c, pub)
+        return (r.status, r.json() if r.status == 200 else None)
+    threads = [threading.Thread(target=load, args=(stop, on(auth, a), one, results))
                for auth in cl.instances()]
     for t in threads:
         t.start()
@@ -220,6 +234,7 @@ def check_postgres_down(cl):
             r = auth.get("/healthz")
             C.eq("pg down (%s): /healthz degraded (200)" % name,
                  (r.status, r.body), (200, b'{"status":"degraded"}\n'))
+            C.eq("pg down (%s): vep_database_up 0" % name, database_up(auth), 0)
         r = cl.front.get("/.well-known/browserid")
         C.eq("pg down: discovery through HAProxy (instances kept in)", r.status, 200)
     finally:
@@ -247,12 +262,18 @@ def check_postgres_down(cl):
     C.check("pg back: within 5 s", ok and max(ok.values()) < 5, ok)
     C.eq("pg back: /healthz ok", [x.get("/healthz").body for x in cl.instances()],
          [b'{"status":"ok"}\n'] * 2)
-    kinds = {r if isinstance(r, int) else "error" for r in results}
+    C.eq("pg back: vep_database_up 1", [database_up(x) for x in cl.instances()], [1, 1])
+    kinds = {r[0] if isinstance(r, tuple) else "error" for r in results}
     C.check("pg down: the load saw only 200 and 503", kinds <= {200, 503}, sorted(map(str, kinds)))
     C.check("pg down: and both", {200, 503} <= kinds, sorted(map(str, kinds)))
     for name, auth in (("i1", cl.i1), ("i2", cl.i2)):
         C.check("pg back (%s): the process is the one started" % name,
                 auth.proc.poll() is None)
+    ok = [r[1] for r in results if isinstance(r, tuple) and r[0] == 200]
+    have = {(r["email"], r["iat_ms"], r["exp_ms"])
+            for r in cl.audit("event = 3 AND ts_ms >= %d" % since)}
+    C.eq("pg down: every certificate the load received has its audit row",
+         [c for c in ok if (c["email"], c["iat"], c["exp"]) not in have], [])
 
 
 def check_instance_killed(cl):
@@ -304,12 +325,45 @@ def check_instance_killed(cl):
             {r["instance"] for r in rows} == {"i1", "i2"}, {r["instance"] for r in rows})
 
 
+def check_configuration(cl):
+    """--check connects; a store out of reach or a bad value is refused by
+    name, never showing the connection string."""
+    w = cl.world
+    rc, out, err = vephelp.run(["--config", w.config, "--check"], env=w.env())
+    C.eq("--check with the PostgreSQL store: OK", (rc, out.strip()), (0, "configuration OK"), err)
+    with open(w.config) as f:
+        text = f.read()
+    secret = "host=/nonexistent-vep-socket password=SECRET-7f3a"
+    bad = vephelp.write(os.path.join(w.tmp, "bad.conf"),
+                        text.replace("database = %s" % cl.pg.conninfo, "database = " + secret))
+    rc, out, err = vephelp.run(["--config", bad, "--check"], env=w.env())
+    C.eq("--check, store out of reach: exit 2", rc, 2, err)
+    C.check("... naming the key and the reason",
+            re.search(r"bad\.conf:\d+: key 'database': the PostgreSQL store: database server "
+                      r"unreachable", err), err)
+    C.check("... never the connection string", "SECRET-7f3a" not in out + err, err)
+    rc, out, err = vephelp.run(["--config", bad, "--listen", "127.0.0.1:0"], env=w.env(),
+                               timeout=30)
+    C.check("start, store out of reach: refused", rc != 0, (rc, err))
+    C.check("... never the connection string", "SECRET-7f3a" not in out + err, err)
+    for value, why in (("database = host=a\x01b", "control characters"),
+                       ("instance_name = idp/1", "A-Z a-z 0-9"),
+                       ("instance_name = " + "x" * 65, "1 to 64 characters")):
+        f = vephelp.write(os.path.join(w.tmp, "v.conf"),
+                          value + "\n" + re.sub(r"(?m)^(database|instance_name) = .*\n", "",
+                                                text))
+        rc, out, err = vephelp.run(["--config", f, "--check"], env=w.env())
+        C.check("refused: %s (%s)" % (value[:40].replace("\x01", "\\x01"), why),
+                rc == 2 and why in err, (rc, err))
+
+
 def main():
     if signin.libdir() is None:
         vephelp.skip("libpam-wrapper is not installed")
     with pgcluster.PgCluster() as pg:
         cl = Cluster(pg)
         try:
+            C.group(check_configuration, cl)
             C.group(check_sessions_across, cl)
             C.group(check_throttle_across, cl)
             C.group(check_postgres_down, cl)

@@ -150,6 +150,7 @@ def main():
         C.check("PAM helper restarts: at least 1",
                 (value(text, "vep_pam_helper_restarts_total") or 0) >= 1)
         C.eq("sessions alive: 2", value(text, "vep_sessions"), 2)
+        C.eq("database up: 1", value(text, "vep_database_up"), 1)
         age = value(text, "vep_domain_key_age_seconds", '{domain="example.test"}')
         # The served key's file was written when this test copied it.
         C.check("key age of example.test: since the key file was written (0 to 600 s)",
