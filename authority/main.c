@@ -47,6 +47,7 @@
 #include "edge/listener.h"
 #include "server/loop.h"
 #include "server/loops.h"
+#include "server/mailbox.h"
 #include "auth/faildelay.h"
 #include "core/ratelimit.h"
 #include "remote/cache.h"
@@ -621,7 +622,8 @@ start_loops(struct authority *a, size_t n, const struct run_as *as, char *err, s
 	if (as->drop && (rc = privdrop_own_state(a->cfg->state_dir, as->uid, as->gid, err,
 	    errlen)) != 0)
 		return rc;
-	if ((a->loops = calloc(n, sizeof(*a->loops))) == NULL)
+	if ((a->loops = calloc(n, sizeof(*a->loops))) == NULL ||
+	    (a->mailboxes = calloc(n, sizeof(*a->mailboxes))) == NULL)
 		return VEP_ERR_NOMEM;
 	a->nloops = n;
 	for (i = 0; i < n; i++) {
@@ -758,6 +760,11 @@ stop_loops(struct authority *a)
 	a->retire_timer = NULL;
 	if (a->nloops > 0)
 		loop_free(a->loops[0]);
+	/* Every loop is gone: nothing posts any more. */
+	for (i = 0; a->mailboxes != NULL && i < a->nloops; i++)
+		mailbox_free(a->mailboxes[i]);
+	free(a->mailboxes);
+	a->mailboxes = NULL;
 	free(a->loops);
 	a->loops = NULL;
 	a->nloops = 0;

@@ -1,6 +1,6 @@
 /*
- * util.h - small helpers shared by the libvep modules: strict JSON loading
- * and the clock.
+ * util.h - small helpers shared by the libvep modules: strict JSON loading,
+ * the clock, and making foreign text valid UTF-8.
  */
 #ifndef VEP_UTIL_H
 #define VEP_UTIL_H
@@ -22,6 +22,11 @@ int vep_json_parse_object(const char *text, size_t len, json_t **out);
  * with no fractional part, as JavaScript writes large numbers, is accepted
  * when it is exactly integral and below 2^53). Returns 0 or VEP_ERR_INVALID. */
 int vep_json_get_ms(const json_t *obj, const char *name, int64_t *out);
+
+/* Makes s (NUL-terminated) valid UTF-8 in place, for JSON: every byte of
+ * a malformed, overlong or surrogate sequence, or one past U+10FFFF,
+ * becomes '?'; valid text is left as it is. */
+void vep_utf8_sanitize(char *s);
 
 /* Milliseconds since the epoch, from the realtime clock. */
 int64_t vep_now_ms(void);

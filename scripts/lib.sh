@@ -10,9 +10,10 @@ VEP_APT_BUILD="gcc libc6-dev meson ninja-build pkg-config python3 libssl-dev lib
 # openssl: tests make keys and certificates of kinds vep-keytool refuses;
 # mandoc: the install test lints the man pages; postgresql-15: the
 # PostgreSQL store's tests start a private server, tests/pgcluster.py;
-# haproxy: the cluster test puts one in front of two instances).
+# haproxy: the cluster test puts one in front of two instances;
+# libpam-oath, oathtool: the browser test of a second factor, a TOTP code).
 VEP_APT_TEST="openssl libnss-wrapper libpam-modules nodejs npm chromium fonts-dejavu-core
-  uncrustify mandoc postgresql-15 haproxy"
+  uncrustify mandoc postgresql-15 haproxy libpam-oath oathtool"
 
 vep_log() { printf '==> %s\n' "$*" >&2; }
 

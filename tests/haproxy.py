@@ -77,8 +77,10 @@ def config(backends, port, host="example.test"):
             if servers_done:
                 continue
             indent = line[:line.index("server")]
-            line = "\n".join("%sserver i%d %s:%d check" % (indent, i + 1, a, p)
-                              for i, (a, p) in enumerate(backends))
+            cookie = " cookie" in line
+            line = "\n".join("%sserver i%d %s:%d check%s" % (
+                indent, i + 1, a, p, " cookie i%d" % (i + 1) if cookie else "")
+                for i, (a, p) in enumerate(backends))
             servers_done = True
         out.append(line)
     return "\n".join(out) + "\n"

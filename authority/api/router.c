@@ -21,6 +21,7 @@
 #include "email.h"
 #include "err.h"
 #include "api/certificate.h"
+#include "api/continue.h"
 #include "api/session.h"
 #include "core/log.h"
 #include "server/loop.h"
@@ -50,6 +51,8 @@ static const struct route routes[] = {
 	 * cross-site fetch cannot without a CORS preflight we never grant)
 	 * keep sign-in itself from being forged. */
 	{ PATH_API_LOGIN, REQ_M_POST, ROUTE_ORIGIN | ROUTE_JSON_BODY, api_login, NULL },
+	{ PATH_API_LOGIN_CONTINUE, REQ_M_POST, ROUTE_ORIGIN | ROUTE_JSON_BODY, api_login_continue,
+	  NULL },
 	{ PATH_API_SESSION, GET_HEAD, ROUTE_AUTH, NULL, api_session },
 	{ PATH_API_LOGOUT, REQ_M_POST, ROUTE_ORIGIN | ROUTE_AUTH | ROUTE_CSRF, NULL, api_logout },
 	{ PATH_API_CERT, REQ_M_POST, ROUTE_ORIGIN | ROUTE_AUTH | ROUTE_CSRF | ROUTE_JSON_BODY,

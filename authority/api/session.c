@@ -14,8 +14,10 @@
 #include "auth/signin.h"
 #include "core/errors.h"
 #include "edge/req.h"
+#include "pamhelper/notes.h"
 #include "err.h"
 #include "secmem.h"
+#include "util.h"
 #include "server/loop.h"
 
 /* What a refused sign-in says where the table's words (edge/req.c) are
@@ -78,14 +80,93 @@ reply_signed_in(struct req *r, const struct signin_result *res)
 	vep_memzero(cookie, sizeof(cookie));
 }
 
-static void
-on_signin(int rc, const struct signin_result *res, void *arg)
+/* PAM's messages as [{"kind":"info"|"error","text"}] (the helper checked
+ * the entries; a text that is not UTF-8 shows '?' for what JSON cannot
+ * carry). */
+static json_t *
+notes_json(const char *notes, size_t len)
 {
-	struct req *r = arg;
+	json_t *a = json_array(), *o;
+	size_t off = 0, n;
+	const char *text;
+	char kind, *t;
 
+	while (a != NULL &&
+	    pamp_notes_next((const uint8_t *)notes, len, &off, &kind, &text, &n) == 1) {
+		if ((t = strndup(text, n)) == NULL) {
+			json_decref(a);
+			return NULL;
+		}
+		vep_utf8_sanitize(t);
+		o = json_pack("{ssss}", "kind", kind == PAMP_NOTE_ERROR ? "error" : "info",
+		    "text", t);
+		free(t);
+		if (o == NULL || json_array_append_new(a, o) != 0) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+/* 202: one more question before the sign-in is done. */
+static void
+reply_question(struct req *r, const struct signin_result *res)
+{
+	json_t *o, *notes = notes_json(res->notes, res->notes_len);
+	char *prompt = strdup(res->prompt != NULL ? res->prompt : "");
+
+	if (notes == NULL || prompt == NULL) {
+		json_decref(notes);
+		free(prompt);
+		req_reply_error(r, REQ_ERR_INTERNAL);
+		return;
+	}
+	vep_utf8_sanitize(prompt);
+	o = json_pack("{sssssbsosI}", "continuation", res->continuation, "prompt", prompt,
+	    "echo", res->echo, "messages", notes, "expires_in", (json_int_t)res->answer_within_s);
+	free(prompt);
+	if (o == NULL) {
+		req_reply_error(r, REQ_ERR_INTERNAL);
+		return;
+	}
+	req_reply_json(r, 202, o);
+	json_decref(o);
+}
+
+/* A refusal with words of its own and a "reason" a client can act on. */
+static void
+reply_reason(struct req *r, int status, const char *error, const char *reason)
+{
+	json_t *o = json_pack("{ssss}", "error", error, "reason", reason);
+
+	if (o == NULL) {
+		req_reply_error(r, REQ_ERR_INTERNAL);
+		return;
+	}
+	req_reply_json(r, status, o);
+	json_decref(o);
+}
+
+void
+api_login_reply(struct req *r, int rc, const struct signin_result *res)
+{
+	static const struct signin_result none;
+
+	if (res == NULL)
+		res = &none;
 	switch (rc) {
 	case 0:
 		reply_signed_in(r, res);
+		break;
+	case SRV_ERR_CONTINUE:
+		reply_question(r, res);
+		break;
+	case SRV_ERR_PASSWORD_EXPIRED:
+		reply_reason(r, 403, API_LOGIN_EXPIRED_TEXT, "password_expired");
+		break;
+	case SRV_ERR_RESTART:
+		reply_reason(r, 401, API_LOGIN_RESTART_TEXT, "restart");
 		break;
 	case SRV_ERR_THROTTLED:
 		reply_throttled(r, res->retry_after_s);
@@ -104,6 +185,12 @@ on_signin(int rc, const struct signin_result *res, void *arg)
 		req_add_header(r, "Retry-After", "5");
 		req_reply_error(r, REQ_ERR_UNAVAILABLE);
 	}
+}
+
+static void
+on_signin(int rc, const struct signin_result *res, void *arg)
+{
+	api_login_reply(arg, rc, res);
 }
 
 void

@@ -10,6 +10,14 @@
  * message once its delay is over, so none of them tells an account
  * exists. PAM timing out, busy or broken: 503 with Retry-After.
  *
+ * When the PAM stack asks more than the password (a second factor):
+ * 202 {"continuation","prompt","echo","messages":[{"kind","text"}],
+ * "expires_in"}, and POST /api/login/continue {"continuation","answer"}
+ * goes on (api/continue.h), answering as /api/login does: 200, 202 (yet
+ * another question), 401 (a wrong code ends like a wrong password), ...
+ * The right password of an expired account: 403 {"error","reason":
+ * "password_expired"}, never a bare "wrong password".
+ *
  * GET /api/session: {"email","csrf","expires"} of the live session, or 401.
  * POST /api/logout (CSRF): ends the session and clears the cookie.
  * "expires" is when the session ends if unused, in ms since the epoch.
@@ -22,6 +30,18 @@
 
 struct req;
 struct signin_session;
+
+struct signin_result;
+
+/* What a sign-in's end or next step answers (see above). */
+#define API_LOGIN_EXPIRED_TEXT "Your password has expired. Change it where you manage your " \
+	"mail account, then sign in again."
+#define API_LOGIN_RESTART_TEXT "This sign-in has timed out. Start again."
+
+/* Answers r with what a sign-in step reported (auth/signin.h's rc and
+ * result): 200 and the cookie, 202 and the question, 401, 403, 429, 503.
+ * Frees r. */
+void api_login_reply(struct req *r, int rc, const struct signin_result *res);
 
 void api_login(struct req *r);
 void api_session(struct req *r, const struct signin_session *s);

@@ -4,8 +4,9 @@
  *
  * Owns: the helper's lifecycle as its user sees it (asking the spawner for
  * one, death noticed as EOF or misbehaviour, respawn with backoff), the request
- * table (ids, deadlines, cancellation), the waiting queue and the wire to
- * the helper.
+ * table (ids, deadlines, cancellation), the waiting queue, the rounds of a
+ * conversation (PROMPT to the callback, pam_client_answer back; the
+ * backstop restarted at each), and the wire to the helper.
  *
  * The queue: at most max_workers requests are at the helper at once (its
  * cap, so it never has to answer BUSY), counting those whose caller is done
@@ -16,8 +17,11 @@
  *
  * Must never: block the loop (writes are non-blocking through a queue),
  * signal or reap the helper (the spawner's: auth/pam_spawn.h), call a callback
- * from inside pam_client_start, or leave a password in memory it frees:
- * request frames and the output queue are wiped as they drain.
+ * from inside pam_client_start or pam_client_answer, leave a password or an
+ * answer in memory it frees (request frames and the output queue are wiped
+ * as they drain), or leave a worker waiting for an answer nobody will give:
+ * a request its caller is done with while its worker asks is CANCELled in
+ * the helper at once.
  */
 #include "auth/pam_client.h"
 
@@ -50,6 +54,7 @@ struct pam_req {
 	void *arg;
 	struct event *timer;     /* BUSY now; queue deadline; backstop */
 	enum pam_req_state state;
+	int asking;              /* REQ_SENT: its worker waits for an answer */
 	struct ipc_buf frame;    /* AUTH frame while not yet sent; wiped */
 };
 
@@ -59,8 +64,10 @@ struct pam_client {
 	struct event_base *base;
 	char *service;
 	uint32_t deadline_ms;
+	uint32_t answer_ms;      /* 0: not sent, the helper uses deadline_ms */
 	uint32_t max_workers;
 	uint32_t min_uid;
+	int conversations;       /* prompts go to the callback (else refused) */
 	atomic_ulong *lost;      /* borrowed, may be NULL (pam_client_config) */
 
 	pid_t pid;               /* running helper, 0 when down */
@@ -118,8 +125,44 @@ req_remove(struct pam_client *pc, struct pam_req *r)
 	req_free(r);
 }
 
+static void
+want_write(struct pam_client *pc)
+{
+	if (pc->pid != 0 && pc->ev_write != NULL && pc->out.len > 0)
+		event_add(pc->ev_write, NULL);
+}
+
+/* Asks the helper to end request id's worker now. */
+static int
+queue_cancel(struct pam_client *pc, uint64_t id)
+{
+	struct ipc_msg *m;
+	int rc = VEP_ERR_NOMEM;
+
+	m = ipc_msg_new(PAMP_MSG_CANCEL);
+	if (m != NULL && (rc = ipc_msg_put_u64(m, PAMP_TAG_ID, id)) == VEP_OK)
+		rc = ipc_msg_append_frame(m, &pc->out);
+	ipc_msg_free(m);
+	if (rc == VEP_OK)
+		want_write(pc);
+	return rc;
+}
+
+/* A sent request's backstop, for the round it is in: the helper answers
+ * within its own deadline of that round, this only if it does not. */
+static void
+arm_backstop(struct pam_client *pc, struct pam_req *r)
+{
+	struct timeval tv;
+	uint32_t ms = r->asking && pc->answer_ms ? pc->answer_ms : pc->deadline_ms;
+
+	ms_to_tv(ms + PAM_CLIENT_BACKSTOP_SLACK_MS, &tv);
+	evtimer_add(r->timer, &tv);
+}
+
 /* The caller is done with r (answered without the helper, or cancelled).
- * One the helper holds stays, muted, until its answer frees the slot. */
+ * One the helper holds stays, muted, until its answer frees the slot; if
+ * its worker waits for an answer, the helper is told to end it now. */
 static void
 req_forget(struct pam_client *pc, struct pam_req *r)
 {
@@ -127,21 +170,28 @@ req_forget(struct pam_client *pc, struct pam_req *r)
 		req_remove(pc, r);
 		return;
 	}
+	/* Without memory for the CANCEL the helper's answer deadline ends
+	 * the worker instead: later, never wrongly. */
+	if (r->asking)
+		(void)queue_cancel(pc, r->id);
 	r->state = REQ_ORPHAN;
+	r->asking = 0;
 	r->cb = NULL;
 	r->arg = NULL;
 	evtimer_del(r->timer);
 }
 
-/* Calls r's callback once; afterwards r is gone (freed, or an orphan when
- * the helper still holds it and released is 0). */
+/* Calls r's callback with its final outcome (notes: n bytes as received,
+ * may be NULL); afterwards r is gone (freed, or an orphan when the helper
+ * still holds it and released is 0). */
 static void
 deliver(struct pam_req *r, enum pam_outcome outcome, uint32_t delay_us,
-    int released)
+    const uint8_t *notes, size_t n, int released)
 {
 	struct pam_client *pc = r->pc;
 	struct pam_client_result res = {
 		.id = r->id, .outcome = outcome, .pam_delay_us = delay_us,
+		.notes = (const char *)notes, .notes_len = notes != NULL ? n : 0,
 	};
 	pam_client_cb cb = r->cb;
 	void *arg = r->arg;
@@ -175,14 +225,8 @@ req_timer_cb(evutil_socket_t fd, short what, void *arg)
 	/* BUSY decided at start, delivered from the loop; or the queue
 	 * deadline (no worker came free in deadline_ms: nothing was tried);
 	 * or the backstop (the helper did not answer in deadline + slack). */
-	deliver(r, r->state == REQ_BUSY ? PAM_OUTCOME_BUSY : PAM_OUTCOME_TIMEOUT, 0, 0);
-}
-
-static void
-want_write(struct pam_client *pc)
-{
-	if (pc->pid != 0 && pc->ev_write != NULL && pc->out.len > 0)
-		event_add(pc->ev_write, NULL);
+	deliver(r, r->state == REQ_BUSY ? PAM_OUTCOME_BUSY : PAM_OUTCOME_TIMEOUT, 0,
+	    NULL, 0, 0);
 }
 
 /* Moves waiting r's frame into the output queue of the running helper; its
@@ -190,7 +234,6 @@ want_write(struct pam_client *pc)
 static int
 send_req(struct pam_client *pc, struct pam_req *r)
 {
-	struct timeval tv;
 	int rc;
 
 	rc = ipc_buf_append(&pc->out, r->frame.data, r->frame.len);
@@ -201,8 +244,7 @@ send_req(struct pam_client *pc, struct pam_req *r)
 	pc->nwaiting--;
 	r->state = REQ_SENT;
 	pc->nheld++;
-	ms_to_tv(pc->deadline_ms + PAM_CLIENT_BACKSTOP_SLACK_MS, &tv);
-	evtimer_add(r->timer, &tv);
+	arm_backstop(pc, r);
 	want_write(pc);
 	return VEP_OK;
 }
@@ -223,6 +265,8 @@ static void
 handle_result(struct pam_client *pc, const struct ipc_msg *m)
 {
 	struct pam_req *r;
+	const uint8_t *notes = NULL;
+	size_t nlen = 0;
 	uint64_t id;
 	uint32_t outcome, delay_us = 0;
 
@@ -231,6 +275,15 @@ handle_result(struct pam_client *pc, const struct ipc_msg *m)
 	    outcome >= PAM_OUTCOME_COUNT)
 		return;
 	(void)ipc_msg_get_u32(m, PAMP_TAG_DELAY_US, &delay_us);
+	/* Optional: absent, or over its cap (the helper checks what it
+	 * sends), the caller sees none. */
+	if (ipc_msg_get(m, PAMP_TAG_NOTES, &notes, &nlen) != VEP_OK ||
+	    nlen > PAMP_NOTES_MAX_BYTES)
+		notes = NULL;
+	/* A caller that cannot ask for a new password hears what it heard
+	 * before the outcome existed: the account is refused. */
+	if (outcome == PAM_OUTCOME_NEW_AUTHTOK && !pc->conversations)
+		outcome = PAM_OUTCOME_ACCT_REFUSED;
 	/* The helper answers: it is healthy, so the next death starts the
 	 * backoff from the bottom again. */
 	pc->backoff_ms = PAM_CLIENT_RESPAWN_MIN_MS;
@@ -241,8 +294,76 @@ handle_result(struct pam_client *pc, const struct ipc_msg *m)
 	if (r->state == REQ_ORPHAN)
 		req_remove(pc, r);   /* cancelled, or answered by the backstop */
 	else
-		deliver(r, (enum pam_outcome)outcome, delay_us, 1);
+		deliver(r, (enum pam_outcome)outcome, delay_us, notes, nlen, 1);
 	pump(pc);
+}
+
+/* A PROMPT's fields: 0, or -1 when the helper sent something malformed. */
+static int
+prompt_fields(const struct ipc_msg *m, uint32_t *style, char **text,
+    const uint8_t **notes, size_t *nlen)
+{
+	*notes = NULL;
+	*nlen = 0;
+	*text = NULL;
+	if (ipc_msg_get_u32(m, PAMP_TAG_STYLE, style) != VEP_OK ||
+	    (*style != PAMP_STYLE_ECHO_OFF && *style != PAMP_STYLE_ECHO_ON) ||
+	    ipc_msg_get_str(m, PAMP_TAG_TEXT, PAMP_TEXT_MAX_BYTES, text) != VEP_OK)
+		return -1;
+	if (ipc_msg_get(m, PAMP_TAG_NOTES, notes, nlen) != VEP_OK)
+		*notes = NULL;
+	else if (*nlen > PAMP_NOTES_MAX_BYTES)
+		return -1;
+	return 0;
+}
+
+/* PAM asks a further question for request id. With conversations on, the
+ * callback hears it and the request waits for pam_client_answer under the
+ * answer's backstop; otherwise (or when malformed) the attempt ends here
+ * and its worker in the helper. */
+static void
+handle_prompt(struct pam_client *pc, const struct ipc_msg *m)
+{
+	struct pam_client_result res = { 0 };
+	struct pam_req *r;
+	const uint8_t *notes;
+	size_t nlen;
+	char *text = NULL;
+	uint32_t style;
+	uint64_t id;
+	int ok;
+
+	if (ipc_msg_get_u64(m, PAMP_TAG_ID, &id) != VEP_OK)
+		return;
+	r = find_req(pc, id);
+	if (r == NULL || (r->state != REQ_SENT && r->state != REQ_ORPHAN))
+		return;
+	if (r->state == REQ_ORPHAN) {
+		/* Nobody will answer: free the worker now. Without memory
+		 * the helper's answer deadline does. */
+		(void)queue_cancel(pc, id);
+		return;
+	}
+	ok = prompt_fields(m, &style, &text, &notes, &nlen) == 0 && !r->asking;
+	r->asking = 1;
+	if (!ok || !pc->conversations) {
+		/* req_forget sends the CANCEL. */
+		deliver(r, ok ? PAM_OUTCOME_AUTH_FAILED : PAM_OUTCOME_ERROR, 0, NULL, 0, 0);
+		free(text);
+		return;
+	}
+	arm_backstop(pc, r);
+	res.id = id;
+	/* Not an outcome: a caller that misses the flag fails closed. */
+	res.outcome = PAM_OUTCOME_AUTH_FAILED;
+	res.prompt = 1;
+	res.echo = style == PAMP_STYLE_ECHO_ON;
+	res.text = text;
+	res.notes = (const char *)notes;
+	res.notes_len = notes != NULL ? nlen : 0;
+	/* r may be answered, cancelled or orphaned inside: not touched after. */
+	r->cb(&res, r->arg);
+	free(text);
 }
 
 static void
@@ -260,6 +381,8 @@ read_cb(evutil_socket_t fd, short what, void *arg)
 			break;
 		if (ipc_msg_type(m) == PAMP_MSG_RESULT)
 			handle_result(pc, m);
+		else if (ipc_msg_type(m) == PAMP_MSG_PROMPT)
+			handle_prompt(pc, m);
 		else
 			rc = VEP_ERR_INVALID;
 		ipc_msg_free(m);
@@ -344,7 +467,7 @@ helper_lost(struct pam_client *pc)
 		if (r->state == REQ_ORPHAN)
 			req_remove(pc, r);
 		else
-			deliver(r, PAM_OUTCOME_ERROR, 0, 1);
+			deliver(r, PAM_OUTCOME_ERROR, 0, NULL, 0, 1);
 	}
 	if (!event_pending(pc->ev_respawn, EV_TIMEOUT, NULL)) {
 		ms_to_tv(pc->backoff_ms, &tv);
@@ -366,7 +489,9 @@ queue_config(struct pam_client *pc)
 	if ((rc = ipc_msg_put_str(m, PAMP_TAG_SERVICE, pc->service)) != VEP_OK ||
 	    (rc = ipc_msg_put_u32(m, PAMP_TAG_DEADLINE_MS, pc->deadline_ms)) != VEP_OK ||
 	    (rc = ipc_msg_put_u32(m, PAMP_TAG_MAX_WORKERS, pc->max_workers)) != VEP_OK ||
-	    (rc = ipc_msg_put_u32(m, PAMP_TAG_MIN_UID, pc->min_uid)) != VEP_OK)
+	    (rc = ipc_msg_put_u32(m, PAMP_TAG_MIN_UID, pc->min_uid)) != VEP_OK ||
+	    (pc->answer_ms != 0 &&
+	    (rc = ipc_msg_put_u32(m, PAMP_TAG_ANSWER_MS, pc->answer_ms)) != VEP_OK))
 		goto out;
 	rc = ipc_msg_append_frame(m, &pc->out);
 out:
@@ -414,7 +539,9 @@ pam_client_new(struct event_base *base, const struct pam_client_config *cfg,
 	    cfg->service[0] == '\0' || strlen(cfg->service) > PAMP_SERVICE_MAX_BYTES ||
 	    strchr(cfg->service, '/') != NULL ||
 	    cfg->deadline_ms < PAMP_DEADLINE_MS_MIN || cfg->deadline_ms > PAMP_DEADLINE_MS_MAX ||
-	    cfg->max_workers < 1 || cfg->max_workers > PAMP_MAX_WORKERS_MAX)
+	    cfg->max_workers < 1 || cfg->max_workers > PAMP_MAX_WORKERS_MAX ||
+	    (cfg->answer_ms != 0 &&
+	    (cfg->answer_ms < PAMP_ANSWER_MS_MIN || cfg->answer_ms > PAMP_ANSWER_MS_MAX)))
 		goto out;
 	rc = VEP_ERR_NOMEM;
 	pc = calloc(1, sizeof(*pc));
@@ -427,6 +554,8 @@ pam_client_new(struct event_base *base, const struct pam_client_config *cfg,
 	pc->deadline_ms = cfg->deadline_ms;
 	pc->max_workers = cfg->max_workers;
 	pc->min_uid = cfg->min_uid;
+	pc->answer_ms = cfg->answer_ms;
+	pc->conversations = cfg->conversations != 0;
 	pc->lost = cfg->lost;
 	pc->backoff_ms = PAM_CLIENT_RESPAWN_MIN_MS;
 	pc->next_id = 1;
@@ -530,8 +659,41 @@ pam_client_cancel(struct pam_client *pc, uint64_t id)
 	if (pc == NULL || (r = find_req(pc, id)) == NULL || r->state == REQ_ORPHAN)
 		return VEP_ERR_INVALID;
 	/* A waiting one leaves the queue (never sent); a sent one keeps its
-	 * slot until the helper answers. */
+	 * slot until the helper answers (at once when its worker was asking:
+	 * req_forget has it killed). */
 	req_forget(pc, r);
+	return VEP_OK;
+}
+
+int
+pam_client_answer(struct pam_client *pc, uint64_t id, const void *answer, size_t len)
+{
+	struct pam_req *r;
+	struct ipc_msg *m;
+	int rc;
+
+	if (pc == NULL || (answer == NULL && len))
+		return VEP_ERR_ARG;
+	r = find_req(pc, id);
+	if (r == NULL || r->state != REQ_SENT || !r->asking ||
+	    (len && memchr(answer, '\0', len) != NULL))
+		return VEP_ERR_INVALID;
+	if (len > PAMP_PASSWORD_MAX_BYTES)
+		return VEP_ERR_TOOBIG;
+	/* Copied into the message and the output queue, both wiped when
+	 * released or drained. */
+	rc = VEP_ERR_NOMEM;
+	m = ipc_msg_new(PAMP_MSG_ANSWER);
+	if (m != NULL && (rc = ipc_msg_put_u64(m, PAMP_TAG_ID, id)) == VEP_OK &&
+	    (rc = ipc_msg_put(m, PAMP_TAG_ANSWER, len ? answer : "", len)) == VEP_OK)
+		rc = ipc_msg_append_frame(m, &pc->out);
+	ipc_msg_free(m);
+	if (rc != VEP_OK)
+		return rc;
+	/* PAM works again: its deadline is the backstop's. */
+	r->asking = 0;
+	arm_backstop(pc, r);
+	want_write(pc);
 	return VEP_OK;
 }
 

@@ -20,6 +20,7 @@
 #include "auth/faildelay.h"
 #include "auth/pam_client.h"
 #include "auth/throttle_key.h"
+#include "b64url.h"
 #include "core/domain.h"
 #include "core/errors.h"
 #include "core/log.h"
@@ -48,6 +49,9 @@
 struct signin {
 	struct authority *a;           /* borrowed, as are the rest */
 	struct event_base *base;
+	size_t loop_index;             /* names this loop in continuations */
+	unsigned waiting;              /* sign-ins waiting for the user's answer */
+	unsigned waiting_max;          /* at most; beyond, a question is not asked */
 	struct writer *writer;
 	struct pam_client *pam;
 	struct login *logins;          /* sign-ins in flight */
@@ -58,6 +62,18 @@ struct signin {
 	unsigned refusals_audited;     /* rows written in it */
 	unsigned long refusals_skipped; /* rows not written since the last note */
 };
+
+/* Sign-ins one loop lets wait for their users' answers at once: half its
+ * share of the PAM workers (each waiting conversation holds one), at
+ * least one, so passwords always find a worker. */
+static unsigned
+signin_waiting_max(const struct config *cfg, size_t nloops)
+{
+	size_t n = nloops > 0 ? nloops : 1;
+	size_t share = ((size_t)cfg->pam_workers + n - 1) / n;
+
+	return share / 2 > 0 ? (unsigned)(share / 2) : 1;
+}
 
 /* Most refusal rows one loop writes per second (see struct signin). */
 #define SIGNIN_REFUSALS_AUDITED_PER_S 20
@@ -88,6 +104,20 @@ struct login {
 	int64_t now;                   /* s: when the writer was asked */
 	struct session_tokens tokens;  /* the new session's (secret; wiped with l) */
 	struct event *timer;           /* the failure delay */
+	/* PAM asked a question the user has yet to answer: the conversation
+	 * waits in the helper, no request waits here (done is NULL), and the
+	 * answer comes with this continuation (signin_continue). */
+	int waiting;
+	char continuation[SIGNIN_CONTINUATION_MAX + 1];
+	int asked;                     /* a question went to the user already */
+	/* second_factor_prompt: PAM refused before asking anything, and the
+	 * user is asked all the same, so that the question tells nothing; the
+	 * answer then gets this failure. No PAM worker waits meanwhile: the
+	 * expiry timer ends it. */
+	int decoy;
+	const char *decoy_outcome;     /* static */
+	uint32_t decoy_delay_us;
+	struct event *expiry;
 };
 
 static void
@@ -102,8 +132,12 @@ login_free(struct login *l)
 	}
 	if (l->pam_pending)
 		pam_client_cancel(l->sg->pam, l->pam_id);
+	if (l->waiting)
+		l->sg->waiting--;
 	if (l->timer != NULL)
 		event_free(l->timer);
+	if (l->expiry != NULL)
+		event_free(l->expiry);
 	vep_memzero(l, sizeof(*l));
 	free(l);
 }
@@ -125,7 +159,9 @@ login_report(struct login *l, int rc, const struct signin_result *res)
 	struct signin_result none = { 0 };
 
 	login_forget_password(l);
-	l->done(rc, res != NULL ? res : &none, l->arg);
+	/* No request waits while the user is asked: the end is only logged. */
+	if (l->done != NULL)
+		l->done(rc, res != NULL ? res : &none, l->arg);
 	login_free(l);
 }
 
@@ -369,12 +405,147 @@ login_succeed(struct login *l)
 		success_written(VEP_ERR_NOMEM, l);
 }
 
+/* The password was right, but it has expired: the user must change it
+ * where the mail account is managed. Nothing is counted against the
+ * account (the password was right); the answer says so at once. */
+static void
+login_expired(struct login *l)
+{
+	struct settle_job *j = calloc(1, sizeof(*j));
+
+	if (j != NULL) {
+		j->a = l->sg->a;
+		memcpy(j->account, l->key_account, sizeof(j->account));
+		memcpy(j->addr, l->key_addr, sizeof(j->addr));
+		j->limits = l->limits;
+		j->ticket = l->ticket;
+		j->now = (int64_t)time(NULL);
+		if (writer_submit(l->sg->writer, write_settle_undecided, settle_written, j) != 0)
+			free(j);
+	}
+	audit_login(l, 0, "password_expired");
+	login_report(l, SRV_ERR_PASSWORD_EXPIRED, NULL);
+}
+
+/* Gives the waiting sign-in a fresh continuation. Returns 0 or an error. */
+static int
+login_new_continuation(struct login *l)
+{
+	uint8_t rnd[SIGNIN_CONTINUATION_BYTES];
+	char *secret = NULL;
+	int rc = VEP_ERR_NOMEM;
+
+	if ((rc = vep_random(rnd, sizeof(rnd))) == 0 &&
+	    (secret = vep_b64url_encode(rnd, sizeof(rnd))) == NULL)
+		rc = VEP_ERR_NOMEM;
+	if (rc == 0) {
+		(void)snprintf(l->continuation, sizeof(l->continuation), "%zu.%s",
+		    l->sg->loop_index, secret);
+		vep_memzero(secret, strlen(secret));
+	}
+	free(secret);
+	vep_memzero(rnd, sizeof(rnd));
+	return rc;
+}
+
+/* Answers the request with the question (its text: PAM's, or the
+ * configured second_factor_prompt for the first) and lets the sign-in wait
+ * for signin_continue. */
+static void
+login_wait(struct login *l, const char *text, int echo, const char *notes, size_t notes_len)
+{
+	struct signin *sg = l->sg;
+	const struct config *cfg = sg->a->cfg;
+	struct signin_result res = { 0 };
+	signin_done_fn done = l->done;
+	void *arg = l->arg;
+
+	l->waiting = 1;
+	sg->waiting++;
+	l->done = NULL;
+	l->arg = NULL;
+	res.continuation = l->continuation;
+	res.prompt = !l->asked && cfg->second_factor_prompt != NULL ? cfg->second_factor_prompt :
+	    text != NULL ? text : "";
+	res.echo = echo;
+	res.notes = notes;
+	res.notes_len = notes_len;
+	res.answer_within_s = (int64_t)cfg->pam_answer_timeout_s;
+	l->asked = 1;
+	done(SRV_ERR_CONTINUE, &res, arg);
+}
+
+/* PAM asks the user one more question: the request gets it with a fresh
+ * continuation, and the sign-in waits, its conversation open in the
+ * helper (which ends it after the answer timeout), for signin_continue. */
+static void
+login_ask_user(struct login *l, const struct pam_client_result *pr)
+{
+	struct signin *sg = l->sg;
+
+	if (l->done == NULL || sg->waiting >= sg->waiting_max) {
+		/* Every slot holds a user's conversation: this one is not
+		 * asked (the PAM helper's workers stay free for passwords). */
+		pam_client_cancel(sg->pam, l->pam_id);
+		l->pam_pending = 0;
+		login_undecided(l, "busy");
+		return;
+	}
+	if (login_new_continuation(l) != 0) {
+		pam_client_cancel(sg->pam, l->pam_id);
+		l->pam_pending = 0;
+		login_undecided(l, "error");
+		return;
+	}
+	log_info(&sg->a->log, "sign-in: PAM asks a further question (from %s)", l->client_addr);
+	login_wait(l, pr->text, pr->echo, pr->notes, pr->notes_len);
+}
+
+static void
+on_decoy_expired(evutil_socket_t fd, short what, void *arg)
+{
+	struct login *l = arg;
+
+	(void)fd;
+	(void)what;
+	audit_login(l, 0, l->decoy_outcome);
+	login_report(l, SRV_ERR_DENIED, NULL);
+}
+
+/* PAM refused before asking anything, and second_factor_prompt says every
+ * account is asked a question: ask it all the same (a refusal without one
+ * would tell an unknown account or a wrong password from a right one), and
+ * answer the failure after the answer. Returns 0, or an error when the
+ * question cannot be asked (the failure is then reported as usual). */
+static int
+login_decoy(struct login *l, const char *outcome, uint32_t pam_delay_us)
+{
+	struct signin *sg = l->sg;
+	struct timeval tv = { sg->a->cfg->pam_answer_timeout_s, 0 };
+
+	if (sg->a->cfg->second_factor_prompt == NULL || l->asked || l->done == NULL ||
+	    sg->waiting >= sg->waiting_max || login_new_continuation(l) != 0 ||
+	    (l->expiry = evtimer_new(sg->base, on_decoy_expired, l)) == NULL ||
+	    evtimer_add(l->expiry, &tv) != 0)
+		return VEP_ERR_NOMEM;
+	login_forget_password(l);
+	l->decoy = 1;
+	l->decoy_outcome = outcome;
+	l->decoy_delay_us = pam_delay_us;
+	login_wait(l, NULL, 0, NULL, 0);
+	return VEP_OK;
+}
+
 static void
 on_pam(const struct pam_client_result *res, void *arg)
 {
 	struct login *l = arg;
 	struct timespec now;
 
+	if (res->prompt) {
+		login_ask_user(l, res);
+		return;
+	}
 	l->pam_pending = 0;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	metrics_observe(&l->sg->a->metrics.pam, (double)(now.tv_sec - l->pam_start.tv_sec) +
@@ -389,11 +560,20 @@ on_pam(const struct pam_client_result *res, void *arg)
 		 * refused before PAM. */
 		login_fail(l, "refused", res->pam_delay_us);
 		return;
+	case PAM_OUTCOME_NEW_AUTHTOK:
+		if (l->mapped) {
+			login_expired(l);
+			return;
+		}
+		login_fail(l, "refused", res->pam_delay_us);
+		return;
 	case PAM_OUTCOME_AUTH_FAILED:
 	case PAM_OUTCOME_ACCT_REFUSED:
 	case PAM_OUTCOME_USER_REFUSED:
-		login_fail(l, l->mapped ? pam_outcome_name(res->outcome) : "refused",
-		    res->pam_delay_us);
+		if (login_decoy(l, l->mapped ? pam_outcome_name(res->outcome) : "refused",
+		    res->pam_delay_us) != 0)
+			login_fail(l, l->mapped ? pam_outcome_name(res->outcome) : "refused",
+			    res->pam_delay_us);
 		return;
 	default:
 		/* Timeout, busy, broken: nothing about the account is known,
@@ -574,6 +754,68 @@ signin_start(struct signin *sg, const struct signin_attempt *at, signin_done_fn 
 	return VEP_OK;
 }
 
+long
+signin_continuation_loop(const char *continuation)
+{
+	char *end;
+	long idx;
+
+	if (continuation == NULL || continuation[0] < '0' || continuation[0] > '9')
+		return -1;
+	idx = strtol(continuation, &end, 10);
+	return *end == '.' && idx >= 0 && idx < 100000 ? idx : -1;
+}
+
+/* The sign-in waiting under continuation, compared in constant time. */
+static struct login *
+find_waiting(struct signin *sg, const char *continuation)
+{
+	size_t n = strlen(continuation);
+	struct login *l;
+
+	if (n == 0 || n > SIGNIN_CONTINUATION_MAX)
+		return NULL;
+	for (l = sg->logins; l != NULL; l = l->next)
+		if (l->waiting && strlen(l->continuation) == n &&
+		    vep_memeq_ct(l->continuation, continuation, n))
+			return l;
+	return NULL;
+}
+
+int
+signin_continue(struct signin *sg, const char *continuation, const void *answer, size_t len,
+    signin_done_fn done, void *arg)
+{
+	struct login *l;
+
+	if (continuation == NULL || (l = find_waiting(sg, continuation)) == NULL)
+		return SRV_ERR_RESTART;
+	/* Each continuation serves once. */
+	vep_memzero(l->continuation, sizeof(l->continuation));
+	l->waiting = 0;
+	sg->waiting--;
+	l->done = done;
+	l->arg = arg;
+	/* The failure delay counts from this request. */
+	clock_gettime(CLOCK_MONOTONIC, &l->start);
+	clock_gettime(CLOCK_MONOTONIC, &l->pam_start);
+	if (l->decoy) {
+		/* PAM said no before the question: whatever the answer. */
+		event_free(l->expiry);
+		l->expiry = NULL;
+		login_fail(l, l->decoy_outcome, l->decoy_delay_us);
+		return VEP_OK;
+	}
+	if (pam_client_answer(sg->pam, l->pam_id, answer, len) != 0) {
+		/* An answer PAM cannot carry (too long, a NUL inside): the same
+		 * failure as a wrong one, on the same clock. */
+		pam_client_cancel(sg->pam, l->pam_id);
+		l->pam_pending = 0;
+		login_fail(l, "refused", 0);
+	}
+	return VEP_OK;
+}
+
 int
 signin_session_csrf_ok(const struct signin_session *s, const char *header)
 {
@@ -657,8 +899,8 @@ signin_problem(struct signin *sg)
 }
 
 int
-signin_new(struct authority *a, struct event_base *base, struct writer *writer,
-    struct pam_client *pam, struct signin **out)
+signin_new(struct authority *a, struct event_base *base, size_t loop_index,
+    struct writer *writer, struct pam_client *pam, struct signin **out)
 {
 	struct signin *sg;
 
@@ -667,6 +909,8 @@ signin_new(struct authority *a, struct event_base *base, struct writer *writer,
 		return VEP_ERR_NOMEM;
 	sg->a = a;
 	sg->base = base;
+	sg->loop_index = loop_index;
+	sg->waiting_max = signin_waiting_max(a->cfg, a->nloops);
 	sg->writer = writer;
 	sg->pam = pam;
 	*out = sg;

@@ -35,9 +35,10 @@ struct signin;
 struct writer;
 
 /* A one-loop authentication service. All borrowed: a (what loops share),
- * base, writer (writes), pam (the loop's helper). Returns 0 or
- * VEP_ERR_NOMEM. */
-int signin_new(struct authority *a, struct event_base *base,
+ * base, writer (writes), pam (the loop's helper, which must relay PAM's
+ * further questions: pam_client_config.conversations); loop_index names
+ * the loop in continuations. Returns 0 or VEP_ERR_NOMEM. */
+int signin_new(struct authority *a, struct event_base *base, size_t loop_index,
     struct writer *writer, struct pam_client *pam, struct signin **out);
 
 /* Reports SRV_ERR_CANCELED to every sign-in still waiting (their PAM
@@ -73,6 +74,12 @@ struct signin_attempt {
 	const char *cookie;            /* the request's Cookie header, or NULL */
 };
 
+/* Longest continuation (chars): "<loop index>." and the secret's 43
+ * base64url characters. */
+#define SIGNIN_CONTINUATION_MAX 64
+/* Bytes of randomness in a continuation's secret. */
+#define SIGNIN_CONTINUATION_BYTES 32
+
 /* What a sign-in ends in; valid during the callback only. */
 struct signin_result {
 	const char *email;             /* rc 0: the address signed in */
@@ -81,9 +88,22 @@ struct signin_result {
 	int64_t expires_at;            /* rc 0: s, when it ends if unused */
 	long cookie_max_age_s;         /* rc 0: the session's whole lifetime */
 	int64_t retry_after_s;         /* SRV_ERR_THROTTLED: the wait */
+	/* SRV_ERR_CONTINUE: PAM asks one more question (a second factor, a
+	 * token's PIN): answer it with signin_continue. */
+	const char *continuation;      /* hand it back with the answer */
+	const char *prompt;            /* PAM's question as its module wrote it (capped) */
+	int echo;                      /* 1: no secret, may be shown as typed */
+	const char *notes;             /* PAM's messages since the last step: entries of
+	                                * a kind byte 'I' (info) or 'E' (error), the
+	                                * text, a NUL; notes_len bytes in all */
+	size_t notes_len;
+	int64_t answer_within_s;       /* the time the user has to answer */
 };
 
-/* rc: 0 signed in; SRV_ERR_DENIED (any failure, its delay over);
+/* rc: 0 signed in; SRV_ERR_CONTINUE (PAM asks more: the sign-in waits
+ * for signin_continue, this callback is done); SRV_ERR_DENIED (any failure,
+ * its delay over); SRV_ERR_PASSWORD_EXPIRED (the right password, which
+ * must be changed first);
  * SRV_ERR_THROTTLED (over a limit, not tried); SRV_ERR_UNDECIDED (PAM timed
  * out, busy or broken: try again); DB_ERR_* (the store failed);
  * VEP_ERR_NOMEM / VEP_ERR_CRYPTO; SRV_ERR_CANCELED (shutdown). */
@@ -95,6 +115,21 @@ typedef void (*signin_done_fn)(int rc, const struct signin_result *res, void *ar
  * (its domain is not served here), VEP_ERR_NOMEM. */
 int signin_start(struct signin *sg, const struct signin_attempt *at, signin_done_fn done,
     void *arg);
+
+/* Goes on with the sign-in that waits under continuation (from a
+ * SRV_ERR_CONTINUE of this loop's signin) with the user's answer (len
+ * bytes, copied: the caller wipes its own). done then runs exactly once,
+ * later, as for signin_start: 0, SRV_ERR_CONTINUE again (with a new
+ * continuation: each one serves once), SRV_ERR_DENIED after its delay
+ * (a wrong code ends like a wrong password)... Returns 0, or without
+ * calling done: SRV_ERR_RESTART (no sign-in waits under that continuation
+ * here: unknown, used, or timed out), VEP_ERR_NOMEM. */
+int signin_continue(struct signin *sg, const char *continuation, const void *answer,
+    size_t len, signin_done_fn done, void *arg);
+
+/* The loop a continuation belongs to (its index), or -1 when it is not
+ * one. */
+long signin_continuation_loop(const char *continuation);
 
 /* Ends session s (its email is audited with client_addr); done(rc, arg)
  * runs once the end is durable: 0 (also when it had ended meanwhile),

@@ -68,6 +68,8 @@ static int set_addr_text(const struct config_key *, void *, const char *, const 
     size_t);
 static int set_conninfo(const struct config_key *, void *, const char *, const char *, char *,
     size_t);
+static int set_prompt(const struct config_key *, void *, const char *, const char *, char *,
+    size_t);
 static int set_connect_map(const struct config_key *, void *, const char *, const char *,
     char *, size_t);
 
@@ -162,6 +164,16 @@ static const struct config_key config_keys[] = {
 	{ "pam_timeout", SCOPE_GLOBAL, set_int, "10", LIMIT_PAM_TIMEOUT_S_MIN,
 	  LIMIT_PAM_TIMEOUT_S_MAX, G(pam_timeout_s), 0,
 	  "seconds one PAM attempt may take; then its worker is killed and the client gets 503" },
+	{ "second_factor_prompt", SCOPE_GLOBAL, set_prompt, NULL, 1, LIMIT_PROMPT_BYTES,
+	  G(second_factor_prompt), 0,
+	  "the question shown when the PAM stack asks for a second factor, for every account: "
+	  "then a sign-in PAM refuses before asking anything is asked it too, so the question "
+	  "tells nothing about the password or the account; unset = PAM's own words, and no "
+	  "question without PAM's" },
+	{ "pam_answer_timeout", SCOPE_GLOBAL, set_int, "120", LIMIT_PAM_ANSWER_TIMEOUT_S_MIN,
+	  LIMIT_PAM_ANSWER_TIMEOUT_S_MAX, G(pam_answer_timeout_s), 0,
+	  "seconds a user has to answer a further question of the PAM stack (a one-time "
+	  "code); then the sign-in ends and must start again" },
 	{ "pam_workers", SCOPE_GLOBAL, set_int, "16", 1, LIMIT_PAM_WORKERS_MAX, G(pam_workers), 0,
 	  "PAM attempts running at once (each event loop runs its share); more wait their turn, "
 	  "and beyond 4 waiting per worker get 503 at once" },
@@ -536,6 +548,26 @@ set_conninfo(const struct config_key *k, void *field, const char *text, const ch
 	if (text[0] == '\0' || strlen(text) > LIMIT_DATABASE_BYTES) {
 		whyf(why, whylen, "must be a connection string of 1 to %d bytes",
 		    LIMIT_DATABASE_BYTES);
+		return VEP_ERR_INVALID;
+	}
+	for (c = (const unsigned char *)text; *c != '\0'; c++)
+		if (*c < 0x20 || *c == 0x7f) {
+			whyf(why, whylen, "must not hold control characters");
+			return VEP_ERR_INVALID;
+		}
+	return store_text(field, text, why, whylen);
+}
+
+/* Words shown to users: min..max bytes, no control characters. */
+static int
+set_prompt(const struct config_key *k, void *field, const char *text, const char *base_dir,
+    char *why, size_t whylen)
+{
+	const unsigned char *c;
+	size_t n = strlen(text);
+
+	if (n < (size_t)k->min || n > (size_t)k->max) {
+		whyf(why, whylen, "must be %ld to %ld bytes", k->min, k->max);
 		return VEP_ERR_INVALID;
 	}
 	for (c = (const unsigned char *)text; *c != '\0'; c++)
@@ -940,6 +972,7 @@ config_free(struct config *cfg)
 	free(cfg->state_dir);
 	free(cfg->pam_service);
 	free(cfg->database);
+	free(cfg->second_factor_prompt);
 	free(cfg->instance_name);
 	free(cfg->shim_origin);
 	free(cfg->embed_origins);
@@ -961,8 +994,8 @@ static const char *const restart_only[] = {
 	"body_timeout",
 	"max_connections", "max_connections_per_addr", "workers", "log_level", "db_max_mib",
 	"access_log", "syslog_socket", "syslog_facility",
-	"pam_service", "pam_timeout", "pam_workers", "pam_min_uid", "user",
-	"database", "instance_name",
+	"pam_service", "pam_timeout", "pam_answer_timeout", "pam_workers", "pam_min_uid", "user",
+	"database", "instance_name", "second_factor_prompt",
 	/* Read by the database writer threads, outside any loop. */
 	"session_idle", "session_lifetime", "throttle_pair_max", "throttle_account_max",
 	"throttle_account_window", "throttle_known_for", "throttle_addr_max",

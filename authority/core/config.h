@@ -91,6 +91,9 @@ struct config {
 	struct proxy_list *trusted_proxies; /* owned (edge/proxy.h), or NULL: none */
 	long pam_timeout_s;         /* per attempt, then the worker is killed */
 	long pam_workers;           /* concurrent PAM attempts */
+	long pam_answer_timeout_s;  /* a user's time to answer PAM's further question */
+	char *second_factor_prompt; /* the first further question's words, asked of
+	                             * every account; NULL: PAM's own */
 	long pam_min_uid;           /* lowest UID that signs in; 0 = no check */
 	long session_idle_s;        /* session ends after this long unused */
 	long session_lifetime_s;    /* ... and this long after sign-in at most */

@@ -32,6 +32,9 @@ enum srv_err {
 	SRV_ERR_UNDECIDED = -204,  /* PAM could not decide: try again */
 	SRV_ERR_UNRECORDED = -205, /* no room to record it: not done */
 	SRV_ERR_BUSY = -206,       /* too much of this in flight: try again */
+	SRV_ERR_CONTINUE = -207,   /* sign-in: PAM asks one more question */
+	SRV_ERR_PASSWORD_EXPIRED = -208, /* sign-in: the password must be changed first */
+	SRV_ERR_RESTART = -209,    /* sign-in: that step is over (timed out, used) */
 };
 
 /* What a request did wrong, or what it gets instead of an answer: each is

@@ -87,6 +87,12 @@
 #define LIMIT_EMBED_ORIGINS 16            /* origins in embed_origins */
 #define LIMIT_EMBED_ORIGINS_BYTES 1024    /* their canonical list, spaces included */
 #define LIMIT_DB_MAX_MIB 1048576          /* 1 TiB */
+/* pam_answer_timeout bounds (seconds): long enough to read a code off a
+ * phone, short enough that a waiting conversation frees its PAM worker. */
+#define LIMIT_PAM_ANSWER_TIMEOUT_S_MIN 10
+#define LIMIT_PAM_ANSWER_TIMEOUT_S_MAX 600
+/* Longest second_factor_prompt (bytes). */
+#define LIMIT_PROMPT_BYTES 200
 /* Longest `database` connection string (bytes; a line holds 1024). */
 #define LIMIT_DATABASE_BYTES 1000
 /* Longest instance_name (bytes): it is stored in every audit row. */

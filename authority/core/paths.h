@@ -18,6 +18,7 @@
 /* The IdP pages the support document announces (served by the static/www
  * work; BrowserID user agents load them relative to the domain). */
 #define PATH_API_LOGIN "/api/login"
+#define PATH_API_LOGIN_CONTINUE "/api/login/continue"
 #define PATH_API_SESSION "/api/session"
 #define PATH_API_LOGOUT "/api/logout"
 #define PATH_API_CERT "/api/cert"

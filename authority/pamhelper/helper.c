@@ -2,19 +2,27 @@
  * pamhelper/helper.c - vep-pam-helper, the process that runs PAM for the
  * authority (OpenSSH's model: PAM never runs in the network process).
  *
- * Owns: the supervisor loop. It reads CONFIG and AUTH frames from its socket
- * (fd PAMP_HELPER_FD, set up by pam_client), forks one short-lived worker per
- * attempt, enforces each worker's deadline (SIGKILL of the worker's process
- * group, then reaping it), caps concurrent workers (BUSY beyond the cap),
- * and sends exactly one RESULT frame per AUTH frame. An attempt that took a
- * worker is answered only once that worker is reaped (a timed-out one
+ * Owns: the supervisor loop. It reads CONFIG, AUTH, ANSWER and CANCEL
+ * frames from its socket (fd PAMP_HELPER_FD, set up by pam_client), forks
+ * one short-lived worker per attempt with a socketpair to it, relays the
+ * worker's further prompts (PROMPT out with the attempt's id, the client's
+ * ANSWER back to the worker that waits for it; protocol in
+ * pamhelper/proto.h), enforces each worker's deadline, restarted at every
+ * round (deadline_ms while PAM works, answer_ms while a prompt waits;
+ * SIGKILL of the worker's process group, then reaping it), kills a worker
+ * on CANCEL, caps concurrent workers (BUSY beyond the cap), and sends
+ * exactly one RESULT frame per AUTH frame. An attempt that took a worker is
+ * answered only once that worker is reaped (a timed-out or cancelled one
  * too), so every such answer means a free slot: pam_client sends its next
  * waiting request on it and never meets BUSY.
  *
  * Must never: call PAM itself (pamhelper/worker.c does, in the worker),
- * block on a worker, log a password, or outlive the authority: EOF on the
- * socket kills every worker and exits; PR_SET_PDEATHSIG covers a SIGKILL of
- * the authority. Links libc, PAM (through the worker) and ipc/ipc.c only.
+ * block on a worker, log a password or an answer, pass on what a worker
+ * sent without checking it (texts and notes as pamhelper/notes.h writes
+ * them, at most PAMP_ROUNDS_MAX prompts, one at a time), or outlive the
+ * authority: EOF on the socket kills every worker and exits;
+ * PR_SET_PDEATHSIG covers a SIGKILL of the authority. Links libc, PAM
+ * (through the worker) and ipc/ipc.c only.
  */
 #include "pamhelper/helper.h"
 
@@ -38,12 +46,9 @@
 
 #include "err.h"
 #include "ipc/ipc.h"
+#include "pamhelper/notes.h"
 #include "pamhelper/proto.h"
 #include "vep_version.h"
-
-/* Seconds a worker allows itself beyond its deadline before its own alarm
- * ends it: a backstop should the supervisor be stopped. */
-#define HELPER_WORKER_ALARM_SLACK_S 5u
 
 /* Nice value of the helper and so of every worker: a PAM attempt (fork,
  * the stack's setup, a module's own work) yields the CPU to the event loops,
@@ -54,10 +59,15 @@
 struct worker {
 	pid_t pid;              /* 0: slot free */
 	uint64_t id;
-	int fd;                 /* result pipe, -1 once closed */
-	int64_t deadline_ms;    /* monotonic */
-	int timed_out;          /* killed at its deadline: TIMEOUT when reaped */
+	int fd;                 /* our end of its socket, -1 once closed */
+	int64_t deadline_ms;    /* monotonic; of the current round */
+	int killed;             /* ended by us: killed_as is sent when reaped */
+	uint32_t killed_as;     /* TIMEOUT, AUTH_FAILED (cancel) or ERROR */
+	int asking;             /* its PROMPT went out; it waits for the ANSWER */
+	unsigned rounds;        /* prompts relayed */
+	struct ipc_msg *result; /* its RESULT, once read */
 	struct ipc_buf in;
+	struct ipc_buf out;     /* the ANSWER on its way (wiped as written) */
 };
 
 struct helper {
@@ -97,23 +107,34 @@ now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Queues a RESULT for the client; errors here mean no memory, after which
+/* Queues a frame for the client; errors here mean no memory, after which
  * the helper cannot keep its promise of one answer per request: exit, and
  * the client fails everything pending and respawns us. */
 static void
-send_result(struct helper *h, uint64_t id, uint32_t outcome, uint32_t delay_us)
+queue_for_client(struct helper *h, struct ipc_msg *m, int rc)
 {
-	struct ipc_msg *m;
-
-	m = ipc_msg_new(PAMP_MSG_RESULT);
-	if (m == NULL || ipc_msg_put_u64(m, PAMP_TAG_ID, id) != 0 ||
-	    ipc_msg_put_u32(m, PAMP_TAG_OUTCOME, outcome) != 0 ||
-	    ipc_msg_put_u32(m, PAMP_TAG_DELAY_US, delay_us) != 0 ||
-	    ipc_msg_append_frame(m, &h->out) != 0) {
+	if (m == NULL || rc != VEP_OK || ipc_msg_append_frame(m, &h->out) != VEP_OK) {
 		helper_log("out of memory");
 		exit(1);
 	}
 	ipc_msg_free(m);
+}
+
+/* Queues a RESULT; notes (n bytes, checked) may be NULL. */
+static void
+send_result(struct helper *h, uint64_t id, uint32_t outcome, uint32_t delay_us,
+    const uint8_t *notes, size_t n)
+{
+	struct ipc_msg *m;
+	int rc = VEP_ERR_NOMEM;
+
+	m = ipc_msg_new(PAMP_MSG_RESULT);
+	if (m != NULL && (rc = ipc_msg_put_u64(m, PAMP_TAG_ID, id)) == VEP_OK &&
+	    (rc = ipc_msg_put_u32(m, PAMP_TAG_OUTCOME, outcome)) == VEP_OK &&
+	    (rc = ipc_msg_put_u32(m, PAMP_TAG_DELAY_US, delay_us)) == VEP_OK &&
+	    notes != NULL)
+		rc = ipc_msg_put(m, PAMP_TAG_NOTES, notes, n);
+	queue_for_client(h, m, rc);
 }
 
 static void
@@ -122,6 +143,19 @@ kill_worker(struct worker *w)
 	/* The group takes module children (pam_exec scripts) with it. */
 	kill(-w->pid, SIGKILL);
 	kill(w->pid, SIGKILL);
+}
+
+/* Ends w's attempt now: killed, reported as outcome once reaped (its
+ * slot stays taken until then, so the cap also counts dying workers). */
+static void
+end_worker(struct worker *w, uint32_t outcome)
+{
+	if (w->killed)
+		return;
+	kill_worker(w);
+	w->killed = 1;
+	w->killed_as = outcome;
+	w->asking = 0;
 }
 
 static void
@@ -149,36 +183,127 @@ drain_worker(struct worker *w)
 	}
 }
 
-/* A reaped worker: forward what it reported, or ERROR if it died without a
- * well-formed report (a crashing module). */
+/* Sends what w's socket takes of the ANSWER waiting for it. A worker that
+ * does not read it is past caring: its deadline ends it. */
+static void
+flush_worker(struct worker *w)
+{
+	if (w->fd >= 0 && w->out.len > 0 && ipc_buf_write_fd(&w->out, w->fd) != VEP_OK)
+		ipc_buf_clear(&w->out);
+}
+
+/* w's PROMPT, checked, goes to the client with the attempt's id; w's
+ * deadline becomes the answer's. */
+static void
+forward_prompt(struct helper *h, struct worker *w, const struct ipc_msg *m)
+{
+	const uint8_t *text, *notes = NULL;
+	size_t tlen, nlen = 0;
+	uint32_t style;
+	struct ipc_msg *out;
+	int rc = VEP_ERR_NOMEM;
+
+	if (w->asking || w->result != NULL ||
+	    ipc_msg_get_u32(m, PAMP_TAG_STYLE, &style) != VEP_OK ||
+	    (style != PAMP_STYLE_ECHO_OFF && style != PAMP_STYLE_ECHO_ON) ||
+	    ipc_msg_get(m, PAMP_TAG_TEXT, &text, &tlen) != VEP_OK || !pamp_text_ok(text, tlen) ||
+	    (ipc_msg_get(m, PAMP_TAG_NOTES, &notes, &nlen) == VEP_OK &&
+	    !pamp_notes_ok(notes, nlen))) {
+		helper_log("worker sent a malformed prompt");
+		end_worker(w, PAM_OUTCOME_ERROR);
+		return;
+	}
+	/* The worker counts too; a second count keeps the promise even for
+	 * a worker a module has corrupted. */
+	if (++w->rounds > PAMP_ROUNDS_MAX) {
+		end_worker(w, PAM_OUTCOME_AUTH_FAILED);
+		return;
+	}
+	out = ipc_msg_new(PAMP_MSG_PROMPT);
+	if (out != NULL && (rc = ipc_msg_put_u64(out, PAMP_TAG_ID, w->id)) == VEP_OK &&
+	    (rc = ipc_msg_put_u32(out, PAMP_TAG_STYLE, style)) == VEP_OK &&
+	    (rc = ipc_msg_put(out, PAMP_TAG_TEXT, text, tlen)) == VEP_OK && notes != NULL)
+		rc = ipc_msg_put(out, PAMP_TAG_NOTES, notes, nlen);
+	queue_for_client(h, out, rc);
+	w->asking = 1;
+	w->deadline_ms = now_ms() + h->cfg.answer_ms;
+}
+
+/* Takes w's complete frames: PROMPTs are relayed (unless forward is 0: the
+ * worker is dead and nobody will answer), the RESULT is kept for the reap.
+ * Anything else, or anything after the RESULT, ends the worker (ERROR). */
+static void
+take_worker_frames(struct helper *h, struct worker *w, int forward)
+{
+	struct ipc_msg *m = NULL;
+
+	while (!w->killed) {
+		if (ipc_take_msg(&w->in, &m) != VEP_OK) {
+			end_worker(w, PAM_OUTCOME_ERROR);
+			break;
+		}
+		if (m == NULL)
+			break;
+		if (ipc_msg_type(m) == PAMP_MSG_PROMPT && forward) {
+			forward_prompt(h, w, m);
+		} else if (ipc_msg_type(m) == PAMP_MSG_RESULT && w->result == NULL && !w->asking) {
+			w->result = m;
+			m = NULL;
+		} else if (forward) {
+			helper_log("worker sent an unexpected frame");
+			end_worker(w, PAM_OUTCOME_ERROR);
+		}
+		ipc_msg_free(m);
+		m = NULL;
+	}
+}
+
+/* What a worker that ended by itself reported: its RESULT, checked, or
+ * ERROR if it died without a well-formed one (a crashing module). */
+static void
+report_worker(struct helper *h, const struct worker *w)
+{
+	const uint8_t *notes = NULL;
+	size_t nlen = 0;
+	uint32_t outcome = PAM_OUTCOME_ERROR, delay_us = 0;
+	const struct ipc_msg *m = w->result;
+
+	if (m == NULL || ipc_msg_get_u32(m, PAMP_TAG_OUTCOME, &outcome) != VEP_OK ||
+	    outcome >= PAM_OUTCOME_COUNT ||
+	    (ipc_msg_get(m, PAMP_TAG_NOTES, &notes, &nlen) == VEP_OK &&
+	    !pamp_notes_ok(notes, nlen))) {
+		helper_log("worker ended without a result");
+		send_result(h, w->id, PAM_OUTCOME_ERROR, 0, NULL, 0);
+		return;
+	}
+	(void)ipc_msg_get_u32(m, PAMP_TAG_DELAY_US, &delay_us);
+	send_result(h, w->id, outcome, delay_us, notes, nlen);
+}
+
+/* Frees w's slot and everything it held. */
+static void
+clear_worker(struct worker *w)
+{
+	close_worker_fd(w);
+	ipc_msg_free(w->result);
+	ipc_buf_clear(&w->in);
+	ipc_buf_clear(&w->out);
+	memset(w, 0, sizeof(*w));
+	w->fd = -1;
+}
+
+/* A reaped worker: forward what it reported, or what we ended it for. */
 static void
 finish_worker(struct helper *h, struct worker *w)
 {
-	struct ipc_msg *m = NULL;
-	uint32_t outcome = PAM_OUTCOME_ERROR, delay_us = 0;
-
 	drain_worker(w);
-	if (w->timed_out) {
-		send_result(h, w->id, PAM_OUTCOME_TIMEOUT, 0);
-	} else {
-		if (ipc_take_msg(&w->in, &m) == 0 && m != NULL &&
-		    ipc_msg_type(m) == PAMP_MSG_RESULT &&
-		    ipc_msg_get_u32(m, PAMP_TAG_OUTCOME, &outcome) == 0 &&
-		    outcome < PAM_OUTCOME_COUNT) {
-			(void)ipc_msg_get_u32(m, PAMP_TAG_DELAY_US, &delay_us);
-		} else {
-			outcome = PAM_OUTCOME_ERROR;
-			delay_us = 0;
-			helper_log("worker ended without a result");
-		}
-		send_result(h, w->id, outcome, delay_us);
-	}
-	ipc_msg_free(m);
+	take_worker_frames(h, w, 0);
+	if (w->killed)
+		send_result(h, w->id, w->killed_as, 0, NULL, 0);
+	else
+		report_worker(h, w);
 	kill(-w->pid, SIGKILL);   /* leftovers of its group, if any */
-	close_worker_fd(w);
-	ipc_buf_clear(&w->in);
-	memset(w, 0, sizeof(*w));
-	w->fd = -1;
+	clear_worker(w);
 	h->nworkers--;
 }
 
@@ -293,9 +418,10 @@ reap_workers(struct helper *h)
 		sweep_orphans(h);
 }
 
-/* In the forked child: become a worker and run the attempt. */
+/* In the forked child: become a worker and run the attempt (which arms
+ * the worker's own alarm). */
 static void
-become_worker(struct helper *h, const struct pam_attempt *a, int result_fd)
+become_worker(struct helper *h, const struct pam_attempt *a, int fd)
 {
 	sigset_t all;
 
@@ -304,12 +430,11 @@ become_worker(struct helper *h, const struct pam_attempt *a, int result_fd)
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	signal(SIGPIPE, SIG_DFL);
-	alarm(h->cfg.deadline_ms / 1000 + HELPER_WORKER_ALARM_SLACK_S);
-	/* Modules get no way to the authority's socket or siblings' pipes. */
-	if (result_fd > PAMP_HELPER_FD)
-		close_range(PAMP_HELPER_FD, (unsigned)result_fd - 1, 0);
-	close_range((unsigned)result_fd + 1, ~0u, 0);
-	pam_worker_run(&h->cfg, a, result_fd);
+	/* Modules get no way to the authority's socket or siblings' sockets. */
+	if (fd > PAMP_HELPER_FD)
+		close_range(PAMP_HELPER_FD, (unsigned)fd - 1, 0);
+	close_range((unsigned)fd + 1, ~0u, 0);
+	pam_worker_run(&h->cfg, a, fd);
 }
 
 /* Names PAM must never be asked about, refused before a worker exists. */
@@ -331,6 +456,18 @@ user_acceptable(const char *user)
 	return 1;
 }
 
+/* The live worker of request id, or NULL. */
+static struct worker *
+find_worker(struct helper *h, uint64_t id)
+{
+	uint32_t i;
+
+	for (i = 0; h->configured && i < h->cfg.max_workers; i++)
+		if (h->workers[i].pid != 0 && h->workers[i].id == id)
+			return &h->workers[i];
+	return NULL;
+}
+
 static struct worker *
 free_slot(struct helper *h)
 {
@@ -350,7 +487,7 @@ handle_auth(struct helper *h, const struct ipc_msg *m)
 	char *user = NULL, *password = NULL, *rhost = NULL;
 	uint64_t id;
 	uint32_t outcome = PAM_OUTCOME_ERROR;
-	int pfd[2] = { -1, -1 };
+	int sv[2] = { -1, -1 };
 	pid_t pid;
 	int rc;
 
@@ -382,7 +519,8 @@ handle_auth(struct helper *h, const struct ipc_msg *m)
 		outcome = PAM_OUTCOME_BUSY;
 		goto answer;
 	}
-	if (pipe2(pfd, O_CLOEXEC) != 0)
+	/* Both ends close on exec: a module's programs get neither. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
 		goto answer;
 	a.user = user;
 	a.password = password;
@@ -393,31 +531,30 @@ handle_auth(struct helper *h, const struct ipc_msg *m)
 	if (pid < 0)
 		goto answer;
 	if (pid == 0) {
-		close(pfd[0]);
-		become_worker(h, &a, pfd[1]);
+		close(sv[0]);
+		become_worker(h, &a, sv[1]);
 	}
 	/* Also here, so the group exists before any deadline can fire. */
 	setpgid(pid, pid);
-	close(pfd[1]);
-	pfd[1] = -1;
-	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+	close(sv[1]);
+	sv[1] = -1;
+	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	w->pid = pid;
 	w->id = id;
-	w->fd = pfd[0];
-	pfd[0] = -1;
+	w->fd = sv[0];
+	sv[0] = -1;
 	w->deadline_ms = now_ms() + h->cfg.deadline_ms;
-	w->timed_out = 0;
 	h->nworkers++;
 	rc = VEP_OK;
 	goto out;
 answer:
-	send_result(h, id, outcome, 0);
+	send_result(h, id, outcome, 0, NULL, 0);
 	rc = VEP_OK;
 out:
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	if (pfd[1] >= 0)
-		close(pfd[1]);
+	if (sv[0] >= 0)
+		close(sv[0]);
+	if (sv[1] >= 0)
+		close(sv[1]);
 	free(user);
 	if (password != NULL) {
 		explicit_bzero(password, strlen(password));
@@ -425,6 +562,60 @@ out:
 	}
 	free(rhost);
 	return rc;
+}
+
+/* The client's answer to a PROMPT: to the worker waiting for it, whose
+ * deadline is PAM's again. */
+static int
+handle_answer(struct helper *h, const struct ipc_msg *m)
+{
+	struct ipc_msg *fwd;
+	struct worker *w;
+	const uint8_t *p;
+	size_t n;
+	uint64_t id;
+
+	if (!h->configured || ipc_msg_get_u64(m, PAMP_TAG_ID, &id) != VEP_OK)
+		return VEP_ERR_INVALID;
+	w = find_worker(h, id);
+	if (w == NULL || !w->asking || w->killed) {
+		/* A late answer (the worker timed out, was cancelled): the
+		 * client could not know yet. Never its content. */
+		helper_log("answer for request %llu, which waits for none: ignored",
+		    (unsigned long long)id);
+		return VEP_OK;
+	}
+	if (ipc_msg_get(m, PAMP_TAG_ANSWER, &p, &n) != VEP_OK || n > PAMP_PASSWORD_MAX_BYTES ||
+	    memchr(p, '\0', n) != NULL) {
+		end_worker(w, PAM_OUTCOME_AUTH_FAILED);
+		return VEP_OK;
+	}
+	fwd = ipc_msg_new(PAMP_MSG_ANSWER);
+	if (fwd == NULL || ipc_msg_put(fwd, PAMP_TAG_ANSWER, p, n) != VEP_OK ||
+	    ipc_msg_append_frame(fwd, &w->out) != VEP_OK)
+		end_worker(w, PAM_OUTCOME_ERROR);
+	ipc_msg_free(fwd);
+	if (w->killed)
+		return VEP_OK;
+	w->asking = 0;
+	w->deadline_ms = now_ms() + h->cfg.deadline_ms;
+	flush_worker(w);
+	return VEP_OK;
+}
+
+/* The client gave up on a request (its user went away): its worker, if it
+ * still runs, is killed now rather than at its deadline. */
+static int
+handle_cancel(struct helper *h, const struct ipc_msg *m)
+{
+	struct worker *w;
+	uint64_t id;
+
+	if (!h->configured || ipc_msg_get_u64(m, PAMP_TAG_ID, &id) != VEP_OK)
+		return VEP_ERR_INVALID;
+	if ((w = find_worker(h, id)) != NULL)
+		end_worker(w, PAM_OUTCOME_AUTH_FAILED);
+	return VEP_OK;
 }
 
 static int
@@ -440,6 +631,11 @@ handle_config(struct helper *h, const struct ipc_msg *m)
 	    ipc_msg_get_u32(m, PAMP_TAG_DEADLINE_MS, &c.deadline_ms) != 0 ||
 	    ipc_msg_get_u32(m, PAMP_TAG_MAX_WORKERS, &c.max_workers) != 0 ||
 	    ipc_msg_get_u32(m, PAMP_TAG_MIN_UID, &c.min_uid) != 0)
+		goto out;
+	/* Absent (an older client): a prompt waits as long as PAM may work. */
+	if (ipc_msg_get_u32(m, PAMP_TAG_ANSWER_MS, &c.answer_ms) != VEP_OK)
+		c.answer_ms = c.deadline_ms;
+	else if (c.answer_ms < PAMP_ANSWER_MS_MIN || c.answer_ms > PAMP_ANSWER_MS_MAX)
 		goto out;
 	if (c.deadline_ms < PAMP_DEADLINE_MS_MIN || c.deadline_ms > PAMP_DEADLINE_MS_MAX ||
 	    c.max_workers < 1 || c.max_workers > PAMP_MAX_WORKERS_MAX)
@@ -468,6 +664,8 @@ static const struct {
 } helper_handlers[] = {
 	{ PAMP_MSG_CONFIG, handle_config },
 	{ PAMP_MSG_AUTH, handle_auth },
+	{ PAMP_MSG_ANSWER, handle_answer },
+	{ PAMP_MSG_CANCEL, handle_cancel },
 };
 
 static int
@@ -514,13 +712,23 @@ enforce_deadlines(struct helper *h, int64_t now)
 	for (i = 0; i < h->cfg.max_workers; i++) {
 		struct worker *w = &h->workers[i];
 
-		if (w->pid == 0 || w->timed_out || now < w->deadline_ms)
+		if (w->pid == 0 || w->killed || now < w->deadline_ms)
 			continue;
 		/* TIMEOUT is sent when it is reaped (SIGCHLD, a moment after
-		 * SIGKILL): the slot stays taken until then, so the cap also
-		 * counts dying workers, and the answer means the slot is free. */
-		kill_worker(w);
-		w->timed_out = 1;
+		 * SIGKILL), so the answer means the slot is free. */
+		end_worker(w, PAM_OUTCOME_TIMEOUT);
+	}
+}
+
+/* A worker's socket is ready: the ANSWER out, its frames in. */
+static void
+worker_ready(struct helper *h, struct worker *w, short revents)
+{
+	if (revents & POLLOUT)
+		flush_worker(w);
+	if (revents & (POLLIN | POLLHUP | POLLERR)) {
+		drain_worker(w);
+		take_worker_frames(h, w, 1);
 	}
 }
 
@@ -533,7 +741,7 @@ poll_timeout(const struct helper *h, int64_t now)
 	for (i = 0; i < h->cfg.max_workers; i++) {
 		const struct worker *w = &h->workers[i];
 
-		if (w->pid == 0 || w->timed_out)
+		if (w->pid == 0 || w->killed)
 			continue;
 		if (next < 0 || w->deadline_ms < next)
 			next = w->deadline_ms;
@@ -553,9 +761,7 @@ shutdown_workers(struct helper *h)
 			continue;
 		kill_worker(&h->workers[i]);
 		waitpid(h->workers[i].pid, NULL, 0);
-		close_worker_fd(&h->workers[i]);
-		ipc_buf_clear(&h->workers[i].in);
-		h->workers[i].pid = 0;
+		clear_worker(&h->workers[i]);
 	}
 	sweep_orphans(h);
 }
@@ -625,7 +831,7 @@ run(struct helper *h)
 				continue;
 			slot_of[n] = i;
 			pfds[n].fd = h->workers[i].fd;
-			pfds[n++].events = POLLIN;
+			pfds[n++].events = (short)(POLLIN | (h->workers[i].out.len ? POLLOUT : 0));
 		}
 		ready = poll(pfds, n, h->configured ? poll_timeout(h, now_ms()) : -1);
 		if (ready < 0 && errno != EINTR) {
@@ -635,7 +841,7 @@ run(struct helper *h)
 		if (ready > 0) {
 			for (i = 2; i < n; i++)
 				if (pfds[i].revents)
-					drain_worker(&h->workers[slot_of[i]]);
+					worker_ready(h, &h->workers[slot_of[i]], pfds[i].revents);
 			if (pfds[1].revents & POLLIN) {
 				struct signalfd_siginfo si;
 

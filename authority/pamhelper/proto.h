@@ -6,12 +6,42 @@
  * Owns: numbers on the wire and the limits' values. Must never: include PAM
  * or libevent headers; both sides include this file.
  *
- * Conversation:
- *   client -> helper  CONFIG  {SERVICE, DEADLINE_MS, MAX_WORKERS, MIN_UID}
- *                     (first frame after spawn, exactly once)
+ * Conversation (? marks an optional field):
+ *   client -> helper  CONFIG  {SERVICE, DEADLINE_MS, MAX_WORKERS, MIN_UID,
+ *                              ANSWER_MS?}  (first frame after spawn, exactly once)
  *   client -> helper  AUTH    {ID, USER, PASSWORD, RHOST?}
- *   helper -> client  RESULT  {ID, OUTCOME, DELAY_US}
- *   worker -> helper  RESULT  {OUTCOME, DELAY_US}   (over the worker's pipe)
+ *   helper -> client  PROMPT  {ID, STYLE, TEXT, NOTES?}   (0 to PAMP_ROUNDS_MAX)
+ *   client -> helper  ANSWER  {ID, ANSWER}                (one per PROMPT)
+ *   client -> helper  CANCEL  {ID}                        (any time)
+ *   helper -> client  RESULT  {ID, OUTCOME, DELAY_US, NOTES?}   (exactly one)
+ * and between the helper and one worker, over the worker's socket:
+ *   worker -> helper  PROMPT  {STYLE, TEXT, NOTES?}
+ *   helper -> worker  ANSWER  {ANSWER}
+ *   worker -> helper  RESULT  {OUTCOME, DELAY_US, NOTES?}
+ *
+ * Prompts (OpenSSH's keyboard-interactive over PAM): the worker answers the
+ * attempt's first echo-off prompt with PASSWORD; every later prompt, echo
+ * off or on, and an echo-on prompt before it, is relayed as a PROMPT and
+ * the worker blocks until its ANSWER. PASSWORD never answers anything but
+ * that first echo-off prompt. Binary and radio prompts are refused. A
+ * PROMPT beyond PAMP_ROUNDS_MAX in one attempt is not relayed: the
+ * attempt fails AUTH_FAILED, as a refused conversation does. Deadlines
+ * restart at every round: the helper gives a worker DEADLINE_MS while PAM
+ * works and ANSWER_MS (absent: DEADLINE_MS) while a PROMPT waits for its
+ * ANSWER; past either it kills the worker and answers TIMEOUT. CANCEL kills
+ * the request's worker at once (its RESULT, AUTH_FAILED, still follows and
+ * frees the slot); an ANSWER or CANCEL for an id whose worker does not wait
+ * is ignored.
+ *
+ * TEXT: at most PAMP_TEXT_MAX_BYTES, longer texts cut at a UTF-8 character
+ * boundary; control characters other than \n and \t replaced by '?'.
+ * NOTES: the PAM_TEXT_INFO and PAM_ERROR_MSG texts the stack showed since
+ * the previous frame of the attempt, in order, as a sequence of entries:
+ * one kind byte (PAMP_NOTE_INFO 'I' or PAMP_NOTE_ERROR 'E'), the text
+ * (cleaned as TEXT is), a NUL. At most PAMP_NOTES_MAX entries and
+ * PAMP_NOTES_MAX_BYTES in all per frame; an entry that does not fit is
+ * dropped with every later one of the frame, never an error. Absent when
+ * there is nothing to show. pamhelper/notes.h writes and reads them.
  */
 #ifndef AUTHORITY_PAMHELPER_PROTO_H
 #define AUTHORITY_PAMHELPER_PROTO_H
@@ -23,6 +53,9 @@ enum {
 	PAMP_MSG_CONFIG = 1,
 	PAMP_MSG_AUTH = 2,
 	PAMP_MSG_RESULT = 3,
+	PAMP_MSG_PROMPT = 4,
+	PAMP_MSG_ANSWER = 5,
+	PAMP_MSG_CANCEL = 6,
 };
 
 /* Field tags. */
@@ -37,7 +70,22 @@ enum {
 	PAMP_TAG_DEADLINE_MS = 8,  /* u32 per-attempt deadline */
 	PAMP_TAG_MAX_WORKERS = 9,  /* u32 concurrent attempts */
 	PAMP_TAG_MIN_UID = 10,     /* u32 lowest UID allowed to sign in; 0 = no check */
+	PAMP_TAG_STYLE = 11,       /* u32 PAMP_STYLE_*: how a PROMPT's answer is typed */
+	PAMP_TAG_TEXT = 12,        /* string: a PROMPT's text, as PAM worded it */
+	PAMP_TAG_NOTES = 13,       /* bytes: info and error texts (see above) */
+	PAMP_TAG_ANSWER = 14,      /* bytes: the answer to a PROMPT, no NUL inside */
+	PAMP_TAG_ANSWER_MS = 15,   /* u32 how long a PROMPT waits for its ANSWER */
 };
+
+/* PROMPT styles. */
+enum {
+	PAMP_STYLE_ECHO_OFF = 1,   /* a secret: not shown as typed */
+	PAMP_STYLE_ECHO_ON = 2,    /* shown as typed */
+};
+
+/* Kinds of NOTES entries. */
+#define PAMP_NOTE_INFO 'I'
+#define PAMP_NOTE_ERROR 'E'
 
 /* What became of one attempt. The HTTP layer shows every refusal as one
  * generic failure; the distinction is for logs and tests. */
@@ -49,6 +97,8 @@ enum pam_outcome {
 	PAM_OUTCOME_TIMEOUT = 4,      /* deadline passed; worker killed (HTTP 503) */
 	PAM_OUTCOME_BUSY = 5,         /* concurrency cap reached (HTTP 503) */
 	PAM_OUTCOME_ERROR = 6,        /* helper or worker failed (crash, PAM setup) */
+	PAM_OUTCOME_NEW_AUTHTOK = 7,  /* authenticated, but pam_acct_mgmt wants a new
+	                               * password (PAM_NEW_AUTHTOK_REQD: expired) */
 	PAM_OUTCOME_COUNT
 };
 
@@ -60,11 +110,22 @@ enum pam_outcome {
 #define PAMP_RHOST_MAX_BYTES 256
 /* Longest PAM service name, in bytes. */
 #define PAMP_SERVICE_MAX_BYTES 64
+/* Longest PROMPT text and NOTES entry text, in bytes. */
+#define PAMP_TEXT_MAX_BYTES 512
+/* NOTES per frame: most entries, and most bytes in all. */
+#define PAMP_NOTES_MAX 8
+#define PAMP_NOTES_MAX_BYTES 1024
+/* Prompts relayed to the client per attempt; one more fails the attempt. */
+#define PAMP_ROUNDS_MAX 4
 
 /* Per-attempt deadline: allowed range, in milliseconds. (The defaults of
  * what the authority sends are its configuration's: core/config.c.) */
 #define PAMP_DEADLINE_MS_MIN 100u
 #define PAMP_DEADLINE_MS_MAX 120000u
+/* How long a PROMPT waits for its ANSWER: allowed range, in milliseconds
+ * (a person reads a code off a device). */
+#define PAMP_ANSWER_MS_MIN 1000u
+#define PAMP_ANSWER_MS_MAX 600000u
 /* Concurrent PAM workers: upper bound. */
 #define PAMP_MAX_WORKERS_MAX 256u
 /* Messages a conversation may carry in one attempt before it is treated
@@ -86,6 +147,7 @@ pam_outcome_name(unsigned o)
 		[PAM_OUTCOME_TIMEOUT] = "timeout",
 		[PAM_OUTCOME_BUSY] = "busy",
 		[PAM_OUTCOME_ERROR] = "error",
+		[PAM_OUTCOME_NEW_AUTHTOK] = "new-authtok",
 	};
 	return o < PAM_OUTCOME_COUNT ? names[o] : "unknown";
 }

@@ -3,15 +3,21 @@
  * vep-pam-helper.
  *
  * Owns: the PAM transaction (pam_start .. pam_end), the conversation
- * function, the PAM_FAIL_DELAY hook, and the checks after PAM said yes
- * (PAM_USER unchanged, UID policy). This is the ONLY file in the project
- * that includes security/pam_appl.h.
+ * function (the password for the first echo-off prompt; every other prompt
+ * relayed to the helper as a PROMPT, blocking for its ANSWER; info and
+ * error texts collected as NOTES), the PAM_FAIL_DELAY hook, the checks
+ * after PAM said yes (PAM_USER unchanged, UID policy), and its own alarm,
+ * a backstop should the supervisor be stopped. This is the ONLY file in the
+ * project that includes security/pam_appl.h.
  *
  * Must never: sleep for PAM's fail delay (it is captured and returned so the
- * event loop answers after a timer), log or keep the password, answer an
- * echo-on prompt with the password, or return to the supervisor loop: the
- * process ends with _exit() so nothing inherited (atexit handlers, stdio
- * buffers of the parent) runs twice.
+ * event loop answers after a timer), log or keep the password or an answer
+ * (both are wiped once PAM has its copy), give the password to any prompt
+ * but the attempt's first echo-off one (never an echo-on prompt: whatever
+ * shows echo-on text would show it), relay more than PAMP_ROUNDS_MAX
+ * prompts, or return to the supervisor loop: the process ends with _exit()
+ * so nothing inherited (atexit handlers, stdio buffers of the parent) runs
+ * twice.
  */
 #include "pamhelper/helper.h"
 
@@ -23,20 +29,31 @@
 
 #include <security/pam_appl.h>
 
+#include "err.h"
 #include "ipc/ipc.h"
+#include "pamhelper/notes.h"
 #include "pamhelper/proto.h"
 
 /* Buffer for getpwnam_r, in bytes; entries larger than this count as
  * absent, which the UID policy then refuses when a minimum is set. */
 #define WORKER_PWBUF_BYTES 16384
 
+/* Seconds the worker's alarm allows beyond the helper's deadline of the
+ * current round: the helper kills us first unless it is stopped. */
+#define WORKER_ALARM_SLACK_S 5u
+
 struct conv_state {
-	const char *password;
+	const struct pam_helper_config *cfg;
+	char *password;        /* wiped once given */
 	size_t pwlen;
+	int fd;                /* socket to the helper: PROMPT out, ANSWER in */
+	int password_given;    /* the first echo-off prompt had it */
+	unsigned rounds;       /* prompts relayed to the client */
 	unsigned messages;     /* all messages seen in this attempt */
 	int flooded;           /* more than PAMP_CONV_MAX_MESSAGES */
-	int refused;           /* a prompt we will not answer (echo on, unknown) */
+	int refused;           /* a prompt we will not or could not answer */
 	unsigned delay_us;     /* largest PAM_FAIL_DELAY request */
+	struct pamp_notes notes;   /* info and error texts since the last frame */
 };
 
 /* PAM's delay callback type, per Linux-PAM's pam_fail_delay(3). */
@@ -58,10 +75,141 @@ free_responses(struct pam_response *r, int n)
 	free(r);
 }
 
-/* The conversation: the password for each echo-off prompt, nothing for
- * informational messages, and failure for anything else. An echo-on prompt
- * asks for something we do not have (a username, an OTP); answering it with
- * the password would disclose it to whatever displays echo-on text. */
+/* The worker's own deadline: the helper's for this round (ms) rounded up,
+ * plus slack. Re-armed at every round, so a person answering several
+ * prompts within the helper's deadlines never meets it. */
+static void
+arm_backstop(uint32_t ms)
+{
+	alarm((ms + 999u) / 1000u + WORKER_ALARM_SLACK_S);
+}
+
+/* Sends all of out on the blocking socket fd; wipes it. 0 or -1. */
+static int
+write_all(struct ipc_buf *out, int fd)
+{
+	int rc = 0;
+
+	while (out->len > 0 && rc == 0) {
+		size_t before = out->len;
+
+		if (ipc_buf_write_fd(out, fd) != VEP_OK || out->len == before)
+			rc = -1;
+	}
+	ipc_buf_clear(out);
+	return rc;
+}
+
+/* Blocks for the helper's next frame on fd. New message or NULL (EOF, a
+ * broken frame). */
+static struct ipc_msg *
+read_frame(int fd)
+{
+	struct ipc_buf in = { 0 };
+	struct ipc_msg *m = NULL;
+	int eof = 0;
+
+	while (ipc_take_msg(&in, &m) == VEP_OK && m == NULL) {
+		size_t before = in.len;
+
+		if (ipc_buf_read_fd(&in, fd, &eof) != VEP_OK || eof || in.len == before)
+			break;
+	}
+	ipc_buf_clear(&in);
+	return m;
+}
+
+/* Asks the client one prompt through the helper and blocks for the answer:
+ * PAM_SUCCESS with *answer (malloc'd, for PAM, which frees it), else
+ * PAM_CONV_ERR or PAM_BUF_ERR. The notes collected so far go with it. */
+static int
+relay_prompt(struct conv_state *st, const struct pam_message *pm, char **answer)
+{
+	char text[PAMP_TEXT_MAX_BYTES + 1];
+	struct ipc_buf out = { 0 };
+	struct ipc_msg *m;
+	uint32_t style;
+	int rc = PAM_BUF_ERR;
+
+	*answer = NULL;
+	style = pm->msg_style == PAM_PROMPT_ECHO_ON ? PAMP_STYLE_ECHO_ON : PAMP_STYLE_ECHO_OFF;
+	(void)pamp_text_clean(text, pm->msg);
+	m = ipc_msg_new(PAMP_MSG_PROMPT);
+	if (m == NULL || ipc_msg_put_u32(m, PAMP_TAG_STYLE, style) != VEP_OK ||
+	    ipc_msg_put_str(m, PAMP_TAG_TEXT, text) != VEP_OK ||
+	    (st->notes.len > 0 &&
+	    ipc_msg_put(m, PAMP_TAG_NOTES, st->notes.data, st->notes.len) != VEP_OK) ||
+	    ipc_msg_append_frame(m, &out) != VEP_OK)
+		goto out;
+	ipc_msg_free(m);
+	m = NULL;
+	pamp_notes_reset(&st->notes);
+	rc = PAM_CONV_ERR;
+	arm_backstop(st->cfg->answer_ms);
+	if (write_all(&out, st->fd) != 0 || (m = read_frame(st->fd)) == NULL ||
+	    ipc_msg_type(m) != PAMP_MSG_ANSWER ||
+	    ipc_msg_get_str(m, PAMP_TAG_ANSWER, PAMP_PASSWORD_MAX_BYTES, answer) != VEP_OK)
+		goto out;
+	arm_backstop(st->cfg->deadline_ms);
+	rc = PAM_SUCCESS;
+out:
+	/* The frame held the answer: ipc_msg_free wipes it. */
+	ipc_msg_free(m);
+	ipc_buf_clear(&out);
+	return rc;
+}
+
+/* The password, for the attempt's first echo-off prompt only: PAM has its
+ * copy now, so ours goes (the next prompts may wait for a person). */
+static int
+give_password(struct conv_state *st, char **resp)
+{
+	*resp = malloc(st->pwlen + 1);
+	if (*resp == NULL)
+		return PAM_BUF_ERR;
+	memcpy(*resp, st->password, st->pwlen + 1);
+	explicit_bzero(st->password, st->pwlen);
+	st->password_given = 1;
+	return PAM_SUCCESS;
+}
+
+/* One message of a conversation: PAM_SUCCESS or why the conversation
+ * fails (and then st->refused is set when it is our refusal). */
+static int
+conv_one(struct conv_state *st, const struct pam_message *pm, char **resp)
+{
+	switch (pm->msg_style) {
+	case PAM_PROMPT_ECHO_OFF:
+		if (!st->password_given)
+			return give_password(st, resp);
+	/* FALLTHROUGH */
+	case PAM_PROMPT_ECHO_ON:
+		/* A second factor, or a question we cannot know the answer
+		 * to: the client's. */
+		if (st->rounds >= PAMP_ROUNDS_MAX) {
+			st->refused = 1;
+			return PAM_CONV_ERR;
+		}
+		st->rounds++;
+		if (relay_prompt(st, pm, resp) != PAM_SUCCESS) {
+			st->refused = 1;
+			return PAM_CONV_ERR;
+		}
+		return PAM_SUCCESS;
+	case PAM_TEXT_INFO:
+		pamp_notes_add(&st->notes, PAMP_NOTE_INFO, pm->msg);
+		return PAM_SUCCESS;
+	case PAM_ERROR_MSG:
+		pamp_notes_add(&st->notes, PAMP_NOTE_ERROR, pm->msg);
+		return PAM_SUCCESS;
+	default:
+		st->refused = 1;
+		return PAM_CONV_ERR;
+	}
+}
+
+/* The conversation: each message in turn (conv_one). Any failure fails the
+ * whole call, and the attempt with it (run_pam checks st). */
 static int
 worker_conv(int num_msg, const struct pam_message **msg,
     struct pam_response **resp, void *appdata)
@@ -83,24 +231,9 @@ worker_conv(int num_msg, const struct pam_message **msg,
 		rc = PAM_BUF_ERR;
 		goto out;
 	}
-	for (i = 0; i < num_msg; i++) {
-		switch (msg[i]->msg_style) {
-		case PAM_PROMPT_ECHO_OFF:
-			r[i].resp = malloc(st->pwlen + 1);
-			if (r[i].resp == NULL) {
-				rc = PAM_BUF_ERR;
-				goto out;
-			}
-			memcpy(r[i].resp, st->password, st->pwlen + 1);
-			break;
-		case PAM_TEXT_INFO:
-		case PAM_ERROR_MSG:
-			break;
-		default:
-			st->refused = 1;
+	for (i = 0; i < num_msg; i++)
+		if ((rc = conv_one(st, msg[i], &r[i].resp)) != PAM_SUCCESS)
 			goto out;
-		}
-	}
 	*resp = r;
 	r = NULL;
 	rc = PAM_SUCCESS;
@@ -160,7 +293,7 @@ run_pam(const struct pam_helper_config *cfg,
 	pam_handle_t *pamh = NULL;
 	const void *item = NULL;
 	enum pam_outcome outcome = PAM_OUTCOME_ERROR;
-	int rc;
+	int rc, expired = 0;
 
 	rc = pam_start(cfg->service, a->user, &conv, &pamh);
 	if (rc != PAM_SUCCESS) {
@@ -181,8 +314,11 @@ run_pam(const struct pam_helper_config *cfg,
 
 	outcome = PAM_OUTCOME_ACCT_REFUSED;
 	rc = pam_acct_mgmt(pamh, PAM_DISALLOW_NULL_AUTHTOK);
-	if (rc != PAM_SUCCESS)
+	/* An expired password is still the right one: said as such (after
+	 * the user checks below), so the sign-in can ask for a new one. */
+	if ((rc != PAM_SUCCESS && rc != PAM_NEW_AUTHTOK_REQD) || st->flooded || st->refused)
 		goto out;
+	expired = rc == PAM_NEW_AUTHTOK_REQD;
 
 	/* A module that rewrote PAM_USER authenticated someone else than the
 	 * account we will certify: refuse. */
@@ -197,7 +333,8 @@ run_pam(const struct pam_helper_config *cfg,
 		rc = PAM_PERM_DENIED;
 		goto out;
 	}
-	outcome = PAM_OUTCOME_OK;
+	rc = expired ? PAM_NEW_AUTHTOK_REQD : PAM_SUCCESS;
+	outcome = expired ? PAM_OUTCOME_NEW_AUTHTOK : PAM_OUTCOME_OK;
 out:
 	if (pamh != NULL)
 		pam_end(pamh, rc);
@@ -206,23 +343,27 @@ out:
 
 void
 pam_worker_run(const struct pam_helper_config *cfg,
-    const struct pam_attempt *a, int result_fd)
+    const struct pam_attempt *a, int fd)
 {
-	struct conv_state st = { .password = a->password, .pwlen = a->pwlen };
+	struct conv_state st = {
+		.cfg = cfg, .password = a->password, .pwlen = a->pwlen, .fd = fd,
+	};
 	struct ipc_buf out = { 0 };
 	struct ipc_msg *m = NULL;
 	enum pam_outcome outcome;
 	int status = 1;
 
+	arm_backstop(cfg->deadline_ms);
 	outcome = run_pam(cfg, a, &st);
 	m = ipc_msg_new(PAMP_MSG_RESULT);
 	if (m == NULL ||
 	    ipc_msg_put_u32(m, PAMP_TAG_OUTCOME, (uint32_t)outcome) != 0 ||
 	    ipc_msg_put_u32(m, PAMP_TAG_DELAY_US, st.delay_us) != 0 ||
+	    (st.notes.len > 0 &&
+	    ipc_msg_put(m, PAMP_TAG_NOTES, st.notes.data, st.notes.len) != 0) ||
 	    ipc_msg_append_frame(m, &out) != 0)
 		goto out;
-	/* The pipe is blocking and the frame far below PIPE_BUF: one write. */
-	if (ipc_buf_write_fd(&out, result_fd) != 0 || out.len != 0)
+	if (write_all(&out, fd) != 0)
 		goto out;
 	status = 0;
 out:

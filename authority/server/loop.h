@@ -31,6 +31,7 @@ struct pam_client;
 struct remote;
 struct server;
 struct lookup;
+struct mailbox;
 struct signin;
 
 /* How often loop 0 deletes dead sessions and windows (seconds), and how
@@ -59,6 +60,8 @@ struct loop {
 	struct event *housekeeping; /* owned, loop 0 only */
 	struct event *ack;          /* owned: "I no longer use the old domain set" */
 	struct keeper_chan *keeper; /* borrowed: this loop's channel to the key process */
+	struct mailbox *mailbox;    /* borrowed (the authority frees it after every loop):
+	                             * work other loops post here (server/mailbox.h) */
 	pthread_t thread;
 	int threaded;               /* 1 once the thread runs */
 };

@@ -20,6 +20,7 @@
 #include "store/db.h"
 #include "err.h"
 #include "auth/lookup.h"
+#include "server/mailbox.h"
 #include "auth/signin.h"
 #include "issuance/issuance.h"
 #include "keyproc/keeper.h"
@@ -134,6 +135,9 @@ start_pam(struct loop *l, char *err, size_t errlen)
 	memset(&pc, 0, sizeof(pc));
 	pc.service = cfg->pam_service;
 	pc.deadline_ms = (uint32_t)cfg->pam_timeout_s * 1000u;
+	/* Sign-in relays PAM's further questions (auth/signin.h). */
+	pc.conversations = 1;
+	pc.answer_ms = (uint32_t)cfg->pam_answer_timeout_s * 1000u;
 	/* Each loop's helper gets its share of the workers. */
 	pc.max_workers = (uint32_t)(((size_t)cfg->pam_workers + n - 1) / n);
 	pc.min_uid = (uint32_t)cfg->pam_min_uid;
@@ -181,6 +185,11 @@ loop_new(struct authority *a, size_t index, const char *listen, struct loop **ou
 	l->a = a;
 	l->index = index;
 	l->keeper = keeper_chan(a->keeper, index);
+	if ((rc = mailbox_new(l->base, &a->mailboxes[index])) != 0) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	l->mailbox = a->mailboxes[index];
 	/* Nothing is dispatched before loop_open: binding first lets the
 	 * process drop root between the two. */
 	if ((rc = server_listen(l, listen, authority_domains(a)->tls != NULL, router_dispatch,
@@ -203,7 +212,7 @@ loop_open(struct loop *l, char *err, size_t errlen)
 
 	if ((rc = open_db(l, err, errlen)) != 0 || (rc = start_pam(l, err, errlen)) != 0)
 		return rc;
-	if (signin_new(l->a, l->base, l->writer, l->pam, &l->signin) != 0 ||
+	if (signin_new(l->a, l->base, l->index, l->writer, l->pam, &l->signin) != 0 ||
 	    lookup_new(l->a, l->base, l->db, l->reader, l->writer, &l->lookup) != 0 ||
 	    issuance_new(l->base, l->writer, l->keeper, &l->a->log, &l->issuance) != 0 ||
 	    remote_new(l->base, l->a->remote_cache, &l->remote) != 0 ||
@@ -269,6 +278,8 @@ loop_free(struct loop *l)
 	if (l->ack != NULL)
 		event_free(l->ack);
 	server_free(l->server);
+	/* Before the base goes: what other loops post from now on fails. */
+	mailbox_detach(l->mailbox);
 	pam_client_free(l->pam);
 	db_close(l->db);
 	if (l->base != NULL)

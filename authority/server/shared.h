@@ -50,6 +50,7 @@ struct authority {
 	int failed;                  /* a fatal event stopped the loops: exit 1 */
 	char **pam_env;              /* owned: extra PAM helper environment (demo) */
 	struct loop **loops;         /* owned: the event loops; loops[0] is the main thread's */
+	struct mailbox **mailboxes;  /* owned: one per loop, freed after every loop */
 	size_t nloops;
 	int demo;                    /* 1 when started with --demo */
 	struct server *demo_rp;      /* owned: the demo relying party (--demo, loop 0) */

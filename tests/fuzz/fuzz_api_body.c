@@ -2,12 +2,16 @@
  * fuzz_api_body.c - the HTTP API's request bodies: the strict JSON object
  * parser every POST goes through (vep_json_parse_object), then what the
  * handlers take from it: "pubkey" for /api/cert (an object, or the JSON
- * text a user agent's genKeyPair returns), "email" for /api/login.
+ * text a user agent's genKeyPair returns), "email" for /api/login; and the
+ * raw bytes as PAM's text (a prompt, a message) on its way into a 202
+ * answer (vep_utf8_sanitize).
  *
  * Invariants: an accepted body is an object that survives a compact
  * re-serialisation and re-parse unchanged; an accepted key has a public
  * half only and a canonical text that parses back to the same key; an
- * accepted email is idempotent under normalisation.
+ * accepted email is idempotent under normalisation; any bytes, sanitised,
+ * are a string jansson takes, sanitising again changes nothing, and a
+ * body's strings (already UTF-8) are left as they are.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -58,12 +62,49 @@ check_email(const json_t *e)
 	free(n2);
 }
 
+/* PAM's text is any bytes up to its NUL. */
+static void
+check_pam_text(const uint8_t *data, size_t len)
+{
+	char *t = malloc(len + 1), *again;
+	json_t *j;
+
+	FUZZ_CHECK(t != NULL);
+	memcpy(t, data, len);
+	t[len] = '\0';
+	vep_utf8_sanitize(t);
+	FUZZ_CHECK((j = json_string(t)) != NULL);
+	json_decref(j);
+	again = strdup(t);
+	FUZZ_CHECK(again != NULL);
+	vep_utf8_sanitize(again);
+	FUZZ_CHECK(strcmp(again, t) == 0);
+	free(again);
+	free(t);
+}
+
+/* A string a body held is UTF-8 already: sanitising keeps it. */
+static void
+check_body_text(const json_t *s)
+{
+	char *t;
+
+	if (!json_is_string(s) || strlen(json_string_value(s)) != json_string_length(s))
+		return;
+	t = strdup(json_string_value(s));
+	FUZZ_CHECK(t != NULL);
+	vep_utf8_sanitize(t);
+	FUZZ_CHECK(strcmp(t, json_string_value(s)) == 0);
+	free(t);
+}
+
 int
 fuzz_main(const uint8_t *data, size_t len)
 {
 	json_t *o = NULL, *again = NULL;
 	char *text;
 
+	check_pam_text(data, len);
 	if (vep_json_parse_object((const char *)data, len, &o) != 0)
 		return 0;
 	FUZZ_CHECK(json_is_object(o));
@@ -75,6 +116,8 @@ fuzz_main(const uint8_t *data, size_t len)
 	json_decref(again);
 	check_key(json_object_get(o, "pubkey"));
 	check_email(json_object_get(o, "email"));
+	check_body_text(json_object_get(o, "answer"));
+	check_body_text(json_object_get(o, "continuation"));
 	json_decref(o);
 	return 0;
 }

@@ -43,10 +43,13 @@ def libdir():
 
 class World:
     """auth_first: PAM auth lines put before the stack's own (e.g. a fail
-    delay). Every PAM authentication appends its user name to
+    delay); auth_last: after them (e.g. a second factor), with
+    matrix_control the password module's control ("required",
+    "requisite"). Every PAM authentication appends its user name to
     attempts_log, so a test can count what reached PAM."""
 
-    def __init__(self, extra_config="", domain_extra="", auth_first=""):
+    def __init__(self, extra_config="", domain_extra="", auth_first="", auth_last="",
+                 matrix_control="required"):
         lib = libdir()
         if lib is None:
             raise RuntimeError("libpam-wrapper is not installed")
@@ -72,12 +75,12 @@ class World:
         vephelp.write(os.path.join(self.pamdir, "acct-hook.sh"), acct, 0o700)
         matrix = os.path.join(lib, "pam_wrapper", "pam_matrix.so")
         sysmod = os.path.join(lib, "security")
-        stack = auth_first + ("auth required %s/pam_exec.so quiet %s/auth-hook.sh\n"
-                 "auth required %s passdb=%s/passdb\n"
-                 "account required %s/pam_exec.so quiet %s/acct-hook.sh\n"
-                 "account required %s passdb=%s/passdb\n"
-                 % (sysmod, self.pamdir, matrix, self.pamdir, sysmod, self.pamdir,
-                    matrix, self.pamdir))
+        stack = (auth_first +
+                 "auth required %s/pam_exec.so quiet %s/auth-hook.sh\n" % (sysmod, self.pamdir) +
+                 "auth %s %s passdb=%s/passdb\n" % (matrix_control, matrix, self.pamdir) +
+                 auth_last +
+                 "account required %s/pam_exec.so quiet %s/acct-hook.sh\n" % (sysmod, self.pamdir) +
+                 "account required %s passdb=%s/passdb\n" % (matrix, self.pamdir))
         vephelp.write(os.path.join(self.pamdir, SERVICE), stack, 0o644)
         # libpam falls back to "other" for services it does not know.
         vephelp.write(os.path.join(self.pamdir, "other"),
@@ -150,10 +153,16 @@ class Client:
     def login(self, email, password, headers=None):
         r = self.post("/api/login", {"email": email, "password": password}, headers)
         if r.status == 200:
-            sc = r.header("Set-Cookie")
-            self.cookie = sc.split(";", 1)[0]
-            self.csrf = r.json()["csrf"]
+            self.signed_in(r)
         return r
+
+    def signed_in(self, r):
+        """Keeps the session cookie (not a load balancer's) and the CSRF
+        token of a 200 sign-in answer."""
+        for name, value in r.headers:
+            if name.lower() == "set-cookie" and "vep_session=" in value.split(";", 1)[0]:
+                self.cookie = value.split(";", 1)[0]
+        self.csrf = r.json()["csrf"]
 
 
 def issue_and_verify(w, auth, cl, pub):

@@ -2,7 +2,9 @@
  * test_pam_client.c - pam_client (authority/auth/pam_client.c) in a real libevent
  * loop against the real vep-pam-helper under pam_wrapper: real libpam, real
  * modules (pam_matrix, pam_exec, pam_deny, pam_faildelay, pam_chatty, and
- * tests/pam/pam_vep_test.so), nss_wrapper for the UID policy.
+ * tests/pam/pam_vep_test.so), nss_wrapper for the UID policy. Besides the
+ * password: conversations (further prompts relayed to the caller, their
+ * notes, rounds, deadlines and cancellation) and expired passwords.
  *
  * Usage: test_pam_client <vep-pam-helper> <pam_vep_test.so>
  * Exits 77 when libpam_wrapper.so is not installed. Helpers are started
@@ -128,11 +130,11 @@ write_file(const char *name, const char *text, size_t n, mode_t mode)
 	return chmod(file(name), mode);
 }
 
+/* A client with c's settings (its spawner filled in here), helpers
+ * started with env. */
 static struct pam_client *
-client(const char *service, uint32_t deadline_ms,
-    uint32_t max_workers, uint32_t min_uid, char **env)
+client_new(struct pam_client_config *c, char **env)
 {
-	struct pam_client_config c;
 	struct pam_client *pc = NULL;
 	size_t i;
 
@@ -143,19 +145,45 @@ client(const char *service, uint32_t deadline_ms,
 	memset(&T.clients[i].sp, 0, sizeof(T.clients[i].sp));
 	T.clients[i].sp.helper_path = T.helper;
 	T.clients[i].sp.extra_env = (const char *const *)env;
-	memset(&c, 0, sizeof(c));
-	c.spawn = pam_spawn_next;
-	c.spawn_arg = &T.clients[i].sp;
-	c.service = service;
-	c.deadline_ms = deadline_ms;
-	c.max_workers = max_workers;
-	c.min_uid = min_uid;
-	if (pam_client_new(T.base, &c, &pc) != 0) {
+	c->spawn = pam_spawn_next;
+	c->spawn_arg = &T.clients[i].sp;
+	if (pam_client_new(T.base, c, &pc) != 0) {
 		pam_spawn_end(&T.clients[i].sp, 0);
 		return NULL;
 	}
 	T.clients[i].pc = pc;
 	return pc;
+}
+
+static struct pam_client *
+client(const char *service, uint32_t deadline_ms,
+    uint32_t max_workers, uint32_t min_uid, char **env)
+{
+	struct pam_client_config c;
+
+	memset(&c, 0, sizeof(c));
+	c.service = service;
+	c.deadline_ms = deadline_ms;
+	c.max_workers = max_workers;
+	c.min_uid = min_uid;
+	return client_new(&c, env);
+}
+
+/* A client that takes part in conversations (or not: conversations 0);
+ * answer_ms as pam_client_config's. */
+static struct pam_client *
+client_conv(const char *service, uint32_t deadline_ms, uint32_t max_workers,
+    uint32_t answer_ms, int conversations)
+{
+	struct pam_client_config c;
+
+	memset(&c, 0, sizeof(c));
+	c.service = service;
+	c.deadline_ms = deadline_ms;
+	c.max_workers = max_workers;
+	c.answer_ms = answer_ms;
+	c.conversations = conversations;
+	return client_new(&c, T.env_plain);
 }
 
 /* pam_client_free, then what the key process does when the loop's channel
@@ -788,6 +816,539 @@ test_conversation_rules(void)
 	client_free(rewrite);
 }
 
+/* Most prompts one conversation test records. */
+#define TALK_PROMPTS_MAX 8
+
+/* One attempt with a conversation: the callback records each prompt and
+ * answers it with answers[i] (at once, or delay_ms later from the loop;
+ * NULL: leaves it waiting), and records the outcome. */
+struct talk {
+	struct pam_client *pc;
+	uint64_t id;
+	const char *answers[TALK_PROMPTS_MAX];
+	int64_t delay_ms;
+	int prompts;
+	int answer_rc[TALK_PROMPTS_MAX];
+	int echo[TALK_PROMPTS_MAX];
+	char text[TALK_PROMPTS_MAX][PAMP_TEXT_MAX_BYTES + 1];
+	char notes[TALK_PROMPTS_MAX][PAMP_NOTES_MAX_BYTES];
+	size_t notes_len[TALK_PROMPTS_MAX];
+	int64_t prompt_at_ms;   /* the last prompt's arrival */
+	struct outcome o;       /* o.r's pointers are not kept: see below */
+	char result_notes[PAMP_NOTES_MAX_BYTES];
+	size_t result_notes_len;
+	int after_result;       /* callbacks after the outcome: must stay 0 */
+};
+
+static void
+talk_answer(struct talk *t)
+{
+	const char *a = t->answers[t->prompts - 1];
+
+	t->answer_rc[t->prompts - 1] = pam_client_answer(t->pc, t->id, a, strlen(a));
+}
+
+static void
+talk_later(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	talk_answer(arg);
+}
+
+static void
+on_talk(const struct pam_client_result *r, void *arg)
+{
+	struct talk *t = arg;
+	struct timeval tv;
+	int i = t->prompts;
+
+	if (t->o.done) {
+		t->after_result++;
+		return;
+	}
+	if (!r->prompt) {
+		t->o.done++;
+		t->o.r = *r;
+		t->o.r.text = NULL;
+		t->o.r.notes = NULL;
+		t->o.at_ms = now_ms();
+		t->result_notes_len = r->notes_len;
+		if (r->notes_len <= sizeof(t->result_notes) && r->notes_len > 0)
+			memcpy(t->result_notes, r->notes, r->notes_len);
+		return;
+	}
+	t->prompt_at_ms = now_ms();
+	if (i >= TALK_PROMPTS_MAX)
+		return;
+	t->prompts++;
+	t->echo[i] = r->echo;
+	snprintf(t->text[i], sizeof(t->text[i]), "%s", r->text ? r->text : "(null)");
+	t->notes_len[i] = r->notes_len;
+	if (r->notes_len <= sizeof(t->notes[i]) && r->notes_len > 0)
+		memcpy(t->notes[i], r->notes, r->notes_len);
+	if (t->answers[i] == NULL)
+		return;
+	if (t->delay_ms == 0) {
+		talk_answer(t);
+		return;
+	}
+	tv.tv_sec = (time_t)(t->delay_ms / 1000);
+	tv.tv_usec = (suseconds_t)(t->delay_ms % 1000) * 1000;
+	t->answer_rc[i] = event_base_once(T.base, -1, EV_TIMEOUT, talk_later, t, &tv);
+}
+
+/* Starts t's attempt; 0 or the start's error. */
+static int
+talk_start(struct talk *t, struct pam_client *pc, const char *user, const char *pw)
+{
+	memset(&t->o, 0, sizeof(t->o));
+	t->pc = pc;
+	t->prompts = 0;
+	t->after_result = 0;
+	t->result_notes_len = 0;
+	return pam_client_start(pc, user, pw, strlen(pw), NULL, on_talk, t, &t->id);
+}
+
+/* Runs t's attempt to its outcome; returns it (negative: none came). */
+static int
+talk_run(struct talk *t, struct pam_client *pc, const char *user, const char *pw)
+{
+	struct outcome *list[1] = { &t->o };
+	int64_t t0 = now_ms();
+
+	if (talk_start(t, pc, user, pw) != 0)
+		return -1;
+	loop_until(list, 1, TEST_WAIT_MAX_MS);
+	if (!t->o.done)
+		return -2;
+	t->o.at_ms -= t0;
+	return (int)t->o.r.outcome;
+}
+
+/* Loops until t has had n prompts (or its outcome); returns prompts. */
+static int
+talk_until_prompts(struct talk *t, int n)
+{
+	int64_t end = now_ms() + TEST_WAIT_MAX_MS;
+
+	while (t->prompts < n && !t->o.done && now_ms() < end)
+		event_base_loop(T.base, EVLOOP_ONCE);
+	return t->prompts;
+}
+
+/* The worker pid the last ask of a pidfile= module line wrote, or 0. */
+static pid_t
+last_pid(const char *name)
+{
+	char text[4096], *line, *last = NULL, *save = NULL;
+
+	if (read_text(name, text, sizeof(text)) != 0)
+		return 0;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		last = line;
+	return last ? (pid_t)atoi(last) : 0;
+}
+
+/* Loops until pid is gone or ms passed; returns whether it is gone. */
+static int
+gone_within(pid_t pid, int64_t ms)
+{
+	int64_t end = now_ms() + ms;
+
+	while (proc_alive(pid) && now_ms() < end)
+		loop_for(20);
+	return !proc_alive(pid);
+}
+
+/* Password, then a one-time code asked by a later module: the code goes to
+ * the caller, never the password, whatever the code's answer is. */
+static void
+test_second_factor(void)
+{
+	struct pam_client *pc = client_conv("vep-2fa", 5000, 2, 0, 1);
+	static struct talk t;
+	char log[4096] = "";
+
+	ASSERT_TRUE(pc != NULL);
+	unlink(file("answers.log"));
+	memset(&t, 0, sizeof(t));
+	t.answers[0] = "424242";
+	ASSERT_EQ(talk_run(&t, pc, "alice", "correct horse"), PAM_OUTCOME_OK);
+	ASSERT_EQ(t.prompts, 1);
+	ASSERT_EQ(t.echo[0], 0);
+	ASSERT_STREQ(t.text[0], "Verification code: ");
+	ASSERT_EQ(t.answer_rc[0], 0);
+	ASSERT_EQ(t.o.r.prompt, 0);
+	t.answers[0] = "000000";
+	ASSERT_EQ(talk_run(&t, pc, "alice", "correct horse"), PAM_OUTCOME_AUTH_FAILED);
+	ASSERT_EQ(t.prompts, 1);
+	/* A wrong password: the stack goes on (required), the code is still
+	 * asked, and the attempt fails even with the right one. */
+	t.answers[0] = "424242";
+	ASSERT_EQ(talk_run(&t, pc, "alice", "wrong horse"), PAM_OUTCOME_AUTH_FAILED);
+	ASSERT_EQ(t.prompts, 1);
+	loop_for(50);
+	ASSERT_EQ(t.after_result, 0);
+	/* What the code prompt got: the answers, never the password. */
+	ASSERT_EQ(read_text("answers.log", log, sizeof(log)), 0);
+	ASSERT_STREQ(log, "424242\n000000\n424242\n");
+	ASSERT_TRUE(strstr(log, "horse") == NULL);
+	client_free(pc);
+}
+
+/* An echo-on question is relayed as such (echo = 1); so is an echo-on
+ * password prompt, which never gets the password by itself. */
+static void
+test_echo_prompt(void)
+{
+	struct pam_client *pc = client_conv("vep-echo2", 5000, 2, 0, 1);
+	struct pam_client *echo = client_conv("vep-echo", 5000, 2, 0, 1);
+	static struct talk t;
+
+	ASSERT_TRUE(pc != NULL && echo != NULL);
+	memset(&t, 0, sizeof(t));
+	t.answers[0] = "blue";
+	ASSERT_EQ(talk_run(&t, pc, "alice", "correct horse"), PAM_OUTCOME_OK);
+	ASSERT_EQ(t.prompts, 1);
+	ASSERT_EQ(t.echo[0], 1);
+	ASSERT_STREQ(t.text[0], "Favourite colour? ");
+	t.answers[0] = "red";
+	ASSERT_EQ(talk_run(&t, pc, "alice", "correct horse"), PAM_OUTCOME_AUTH_FAILED);
+	/* pam_matrix's echo-on "Password: ": the caller's to answer. */
+	t.answers[0] = "correct horse";
+	ASSERT_EQ(talk_run(&t, echo, "alice", "correct horse"), PAM_OUTCOME_OK);
+	ASSERT_EQ(t.prompts, 1);
+	ASSERT_EQ(t.echo[0], 1);
+	client_free(pc);
+	client_free(echo);
+}
+
+/* What one notes blob holds: entries, and the text of entry i (a copy). */
+static int
+notes_entries(const char *notes, size_t n, int want, char *text, size_t cap)
+{
+	size_t off = 0;
+	int count = 0;
+
+	while (off < n) {
+		size_t len = strnlen(notes + off + 1, n - off - 1);
+
+		if (count == want)
+			snprintf(text, cap, "%c%.*s", notes[off], (int)len, notes + off + 1);
+		count++;
+		off += len + 2;
+	}
+	return count;
+}
+
+/* Info and error texts reach the caller in order, each with the next
+ * frame: those before a prompt with it, the rest with the outcome. */
+static void
+test_notes(void)
+{
+	struct pam_client *pc = client_conv("vep-notes", 5000, 2, 0, 1);
+	struct pam_client *plain = client("vep-chatty-ok", 5000, 2, 0, T.env_plain);
+	static struct talk t;
+	static const char before[] = "IWelcome\0ECareful\0", after[] = "IBye\0";
+	char text[PAMP_NOTES_MAX_BYTES + 2];
+
+	ASSERT_TRUE(pc != NULL && plain != NULL);
+	memset(&t, 0, sizeof(t));
+	t.answers[0] = "7";
+	ASSERT_EQ(talk_run(&t, pc, "alice", "correct horse"), PAM_OUTCOME_OK);
+	ASSERT_EQ(t.prompts, 1);
+	ASSERT_STREQ(t.text[0], "Code: ");
+	ASSERT_EQ(t.notes_len[0], sizeof(before) - 1);
+	ASSERT_MEMEQ(t.notes[0], before, sizeof(before) - 1);
+	ASSERT_EQ(t.result_notes_len, sizeof(after) - 1);
+	ASSERT_MEMEQ(t.result_notes, after, sizeof(after) - 1);
+	/* A failed attempt shows them too (pam_vep_test's Bye runs anyway). */
+	t.answers[0] = "8";
+	ASSERT_EQ(talk_run(&t, pc, "alice", "correct horse"), PAM_OUTCOME_AUTH_FAILED);
+	ASSERT_EQ(t.notes_len[0], sizeof(before) - 1);
+	/* Without conversations the outcome carries them as well. */
+	memset(&t, 0, sizeof(t));
+	ASSERT_EQ(talk_run(&t, plain, "alice", "correct horse"), PAM_OUTCOME_OK);
+	ASSERT_EQ(t.prompts, 0);
+	fprintf(stderr, "  pam_chatty: %d notes\n",
+	    notes_entries(t.result_notes, t.result_notes_len, -1, text, sizeof(text)));
+	ASSERT_EQ(notes_entries(t.result_notes, t.result_notes_len, 0, text, sizeof(text)), 8);
+	client_free(pc);
+	client_free(plain);
+}
+
+/* The caps: at most PAMP_NOTES_MAX entries and PAMP_NOTES_MAX_BYTES per
+ * frame, texts cut at PAMP_TEXT_MAX_BYTES on a UTF-8 boundary, control
+ * characters replaced; never an error. */
+static void
+test_notes_capped(void)
+{
+	struct pam_client *many = client_conv("vep-notes-many", 5000, 2, 0, 1);
+	struct pam_client *big = client_conv("vep-notes-big", 5000, 2, 0, 1);
+	static struct talk t;
+	char text[PAMP_NOTES_MAX_BYTES + 2], want[PAMP_TEXT_MAX_BYTES + 2];
+
+	ASSERT_TRUE(many != NULL && big != NULL);
+	memset(&t, 0, sizeof(t));
+	ASSERT_EQ(talk_run(&t, many, "alice", "correct horse"), PAM_OUTCOME_OK);
+	ASSERT_EQ(notes_entries(t.result_notes, t.result_notes_len, 7, text, sizeof(text)),
+	    PAMP_NOTES_MAX);
+	ASSERT_STREQ(text, "Inote");
+	ASSERT_EQ(talk_run(&t, big, "alice", "correct horse"), PAM_OUTCOME_OK);
+	ASSERT_TRUE(t.result_notes_len <= PAMP_NOTES_MAX_BYTES);
+	/* The control characters, then one long text: the next ones do not
+	 * fit in 1024 bytes and are dropped. */
+	ASSERT_EQ(notes_entries(t.result_notes, t.result_notes_len, 0, text, sizeof(text)), 2);
+	ASSERT_STREQ(text, "EC?[1m\tend\n?");
+	ASSERT_EQ(notes_entries(t.result_notes, t.result_notes_len, 1, text, sizeof(text)), 2);
+	/* "a", 510 'x', then a 3-byte character across the cap: left out. */
+	memset(want, 'x', sizeof(want));
+	want[0] = 'I';
+	want[1] = 'a';
+	want[PAMP_TEXT_MAX_BYTES] = '\0';
+	ASSERT_EQ(strlen(text), PAMP_TEXT_MAX_BYTES);
+	ASSERT_STREQ(text, want);
+	client_free(many);
+	client_free(big);
+}
+
+/* PAMP_ROUNDS_MAX prompts are relayed; one more fails the attempt. */
+static void
+test_rounds_max(void)
+{
+	struct pam_client *four = client_conv("vep-rounds4", 5000, 2, 0, 1);
+	struct pam_client *five = client_conv("vep-rounds5", 5000, 2, 0, 1);
+	static struct talk t;
+	int i;
+
+	ASSERT_TRUE(four != NULL && five != NULL);
+	memset(&t, 0, sizeof(t));
+	t.answers[0] = "a1";
+	t.answers[1] = "a2";
+	t.answers[2] = "a3";
+	t.answers[3] = "a4";
+	t.answers[4] = "a5";
+	ASSERT_EQ(talk_run(&t, four, "alice", "correct horse"), PAM_OUTCOME_OK);
+	ASSERT_EQ(t.prompts, PAMP_ROUNDS_MAX);
+	ASSERT_STREQ(t.text[3], "Q4: ");
+	ASSERT_EQ(talk_run(&t, five, "alice", "correct horse"), PAM_OUTCOME_AUTH_FAILED);
+	ASSERT_EQ(t.prompts, PAMP_ROUNDS_MAX);
+	for (i = 0; i < PAMP_ROUNDS_MAX; i++)
+		ASSERT_EQ(t.answer_rc[i], 0);
+	client_free(four);
+	client_free(five);
+}
+
+/* Nobody answers: TIMEOUT at answer_ms, from the helper (before the loop's
+ * backstop), and the worker is gone; its slot serves the next attempt. */
+static void
+test_answer_timeout(void)
+{
+	struct pam_client *pc = client_conv("vep-2fa", 1000, 1, PAMP_ANSWER_MS_MIN, 1);
+	static struct talk t;
+	pid_t worker;
+
+	ASSERT_TRUE(pc != NULL);
+	unlink(file("workers.pid"));
+	memset(&t, 0, sizeof(t));
+	ASSERT_EQ(talk_run(&t, pc, "alice", "correct horse"), PAM_OUTCOME_TIMEOUT);
+	ASSERT_EQ(t.prompts, 1);
+	fprintf(stderr, "  unanswered prompt: TIMEOUT after %lld ms\n", (long long)t.o.at_ms);
+	ASSERT_TRUE(t.o.at_ms >= PAMP_ANSWER_MS_MIN - 100);
+	ASSERT_TRUE(t.o.at_ms < PAMP_ANSWER_MS_MIN + (int64_t)PAM_CLIENT_BACKSTOP_SLACK_MS);
+	worker = last_pid("workers.pid");
+	ASSERT_TRUE(worker > 0);
+	ASSERT_TRUE(gone_within(worker, 500));
+	/* A late answer is refused here, and the slot is free. */
+	ASSERT_EQ(pam_client_answer(pc, t.id, "424242", 6), VEP_ERR_INVALID);
+	t.answers[0] = "424242";
+	ASSERT_EQ(talk_run(&t, pc, "alice", "correct horse"), PAM_OUTCOME_OK);
+	client_free(pc);
+}
+
+/* Every round restarts the deadlines: answers that come later than
+ * deadline_ms (but within answer_ms) are fine, over several rounds, and
+ * past the worker's own alarm for deadline_ms (deadline + 5 s), too. */
+static void
+test_rounds_restart_deadline(void)
+{
+	struct pam_client *pc = client_conv("vep-rounds4", 1000, 1, 3000, 1);
+	struct pam_client *slow = client_conv("vep-2fa", 1000, 1, 10000, 1);
+	static struct talk t;
+
+	ASSERT_TRUE(pc != NULL && slow != NULL);
+	memset(&t, 0, sizeof(t));
+	t.answers[0] = "a1";
+	t.answers[1] = "a2";
+	t.answers[2] = "a3";
+	t.answers[3] = "a4";
+	t.delay_ms = 1500;
+	ASSERT_EQ(talk_run(&t, pc, "alice", "correct horse"), PAM_OUTCOME_OK);
+	ASSERT_EQ(t.prompts, 4);
+	ASSERT_TRUE(t.o.at_ms >= 4 * 1500);
+	memset(&t, 0, sizeof(t));
+	t.answers[0] = "424242";
+	t.delay_ms = 6500;
+	ASSERT_EQ(talk_run(&t, slow, "alice", "correct horse"), PAM_OUTCOME_OK);
+	ASSERT_TRUE(t.o.at_ms >= 6500);
+	client_free(pc);
+	client_free(slow);
+}
+
+/* Cancelling a request whose prompt waits: the worker is killed at once
+ * (not at answer_ms), the callback is not called again, and the slot
+ * serves the next attempt at once. */
+static void
+test_cancel_while_asking(void)
+{
+	struct pam_client *pc = client_conv("vep-2fa", 5000, 1, 60000, 1);
+	static struct talk t, u;
+	pid_t worker;
+	int64_t t0;
+
+	ASSERT_TRUE(pc != NULL);
+	unlink(file("workers.pid"));
+	memset(&t, 0, sizeof(t));
+	memset(&u, 0, sizeof(u));
+	ASSERT_EQ(talk_start(&t, pc, "alice", "correct horse"), 0);
+	ASSERT_EQ(talk_until_prompts(&t, 1), 1);
+	worker = last_pid("workers.pid");
+	ASSERT_TRUE(worker > 0 && proc_alive(worker));
+	t0 = now_ms();
+	ASSERT_EQ(pam_client_cancel(pc, t.id), 0);
+	ASSERT_EQ(pam_client_answer(pc, t.id, "424242", 6), VEP_ERR_INVALID);
+	ASSERT_TRUE(gone_within(worker, 1000));
+	fprintf(stderr, "  worker gone %lld ms after the cancel\n", (long long)(now_ms() - t0));
+	u.answers[0] = "424242";
+	ASSERT_EQ(talk_run(&u, pc, "alice", "correct horse"), PAM_OUTCOME_OK);
+	ASSERT_TRUE(u.o.at_ms < 2000);
+	ASSERT_EQ(t.o.done, 0);
+	ASSERT_EQ(t.prompts, 1);
+	client_free(pc);
+}
+
+/* pam_client_answer's refusals: an id that waits for no answer (unknown,
+ * running without a prompt, answered already, finished), a NUL inside,
+ * too long. Answering from the loop, outside the callback, works. */
+static void
+test_answer_refusals(void)
+{
+	struct pam_client *pc = client_conv("vep-2fa", 5000, 1, 0, 1);
+	static struct talk t;
+	char *big = malloc(PAMP_PASSWORD_MAX_BYTES + 1);
+	struct outcome *list[1] = { &t.o };
+
+	ASSERT_TRUE(pc != NULL && big != NULL);
+	memset(big, '4', PAMP_PASSWORD_MAX_BYTES + 1);
+	memset(&t, 0, sizeof(t));
+	ASSERT_EQ(pam_client_answer(pc, 12345, "1", 1), VEP_ERR_INVALID);
+	ASSERT_EQ(talk_start(&t, pc, "alice", "correct horse"), 0);
+	ASSERT_EQ(pam_client_answer(pc, t.id, "1", 1), VEP_ERR_INVALID);
+	ASSERT_EQ(talk_until_prompts(&t, 1), 1);
+	ASSERT_EQ(pam_client_answer(pc, t.id + 1, "1", 1), VEP_ERR_INVALID);
+	ASSERT_EQ(pam_client_answer(pc, t.id, "42\0" "4242", 7), VEP_ERR_INVALID);
+	ASSERT_EQ(pam_client_answer(pc, t.id, big, PAMP_PASSWORD_MAX_BYTES + 1),
+	    VEP_ERR_TOOBIG);
+	ASSERT_EQ(pam_client_answer(pc, t.id, "424242", 6), 0);
+	ASSERT_EQ(pam_client_answer(pc, t.id, "424242", 6), VEP_ERR_INVALID);
+	loop_until(list, 1, TEST_WAIT_MAX_MS);
+	ASSERT_EQ(t.o.done, 1);
+	ASSERT_EQ(t.o.r.outcome, PAM_OUTCOME_OK);
+	ASSERT_EQ(pam_client_answer(pc, t.id, "424242", 6), VEP_ERR_INVALID);
+	/* An empty answer is an answer (a wrong one here). */
+	t.answers[0] = "";
+	ASSERT_EQ(talk_run(&t, pc, "alice", "correct horse"), PAM_OUTCOME_AUTH_FAILED);
+	ASSERT_EQ(t.answer_rc[0], 0);
+	free(big);
+	client_free(pc);
+}
+
+/* pam_acct_mgmt's PAM_NEW_AUTHTOK_REQD: NEW_AUTHTOK only after the right
+ * password; a client without conversations hears ACCT_REFUSED as before. */
+static void
+test_expired_password(void)
+{
+	struct pam_client *pc = client_conv("vep-expired", 5000, 2, 0, 1);
+	struct pam_client *old = client_conv("vep-expired", 5000, 2, 0, 0);
+
+	ASSERT_TRUE(pc != NULL && old != NULL);
+	ASSERT_EQ(auth(pc, "alice", "correct horse"), PAM_OUTCOME_NEW_AUTHTOK);
+	ASSERT_STREQ(pam_outcome_name(PAM_OUTCOME_NEW_AUTHTOK), "new-authtok");
+	ASSERT_EQ(auth(pc, "alice", "wrong"), PAM_OUTCOME_AUTH_FAILED);
+	ASSERT_EQ(auth(pc, "rhostcheck", "pw"), PAM_OUTCOME_OK);
+	ASSERT_EQ(auth(old, "alice", "correct horse"), PAM_OUTCOME_ACCT_REFUSED);
+	ASSERT_EQ(auth(old, "alice", "wrong"), PAM_OUTCOME_AUTH_FAILED);
+	client_free(pc);
+	client_free(old);
+}
+
+/* A caller that has not opted in: a second prompt fails the attempt
+ * (AUTH_FAILED, as before conversations), at once, and frees its worker. */
+static void
+test_no_conversations(void)
+{
+	struct pam_client *pc = client_conv("vep-2fa", 5000, 1, 0, 0);
+	struct outcome o;
+	pid_t worker;
+
+	ASSERT_TRUE(pc != NULL);
+	unlink(file("workers.pid"));
+	ASSERT_EQ(attempt(pc, "alice", "correct horse", 13, NULL, &o), PAM_OUTCOME_AUTH_FAILED);
+	ASSERT_TRUE(o.at_ms < 1000);
+	worker = last_pid("workers.pid");
+	ASSERT_TRUE(worker > 0);
+	ASSERT_TRUE(gone_within(worker, 1000));
+	ASSERT_EQ(attempt(pc, "alice", "correct horse", 13, NULL, &o), PAM_OUTCOME_AUTH_FAILED);
+	ASSERT_TRUE(o.at_ms < 1000);
+	client_free(pc);
+}
+
+/* The services of the conversation tests (m: pam_matrix). */
+static int
+setup_conv_files(const char *m)
+{
+	char buf[2048], matrix[512], permit[256];
+	int rc = 0;
+
+	snprintf(matrix, sizeof(matrix), "auth required %s passdb=%s/passdb\n", m, T.dir);
+	snprintf(permit, sizeof(permit), "account required %s/pam_permit.so\n", SYSTEM_MODULES);
+	snprintf(buf, sizeof(buf), "%s"
+	    "auth required %s [ask=noecho:Verification code: :424242] log=%s/answers.log "
+	    "pidfile=%s/workers.pid\n%s", matrix, T.module, T.dir, T.dir, permit);
+	rc |= write_file("vep-2fa", buf, strlen(buf), 0644);
+	snprintf(buf, sizeof(buf), "%sauth required %s [ask=echo:Favourite colour? :blue]\n%s",
+	    matrix, T.module, permit);
+	rc |= write_file("vep-echo2", buf, strlen(buf), 0644);
+	snprintf(buf, sizeof(buf), "auth required %s info=Welcome\n%s"
+	    "auth required %s [ask=noecho:Code: :7] error=Careful\n"
+	    "auth required %s info=Bye\n%s", T.module, matrix, T.module, T.module, permit);
+	rc |= write_file("vep-notes", buf, strlen(buf), 0644);
+	snprintf(buf, sizeof(buf), "%sauth required %s info=note times=10\n%s",
+	    matrix, T.module, permit);
+	rc |= write_file("vep-notes-many", buf, strlen(buf), 0644);
+	/* "a", 510 'x' and a euro sign (3 bytes) across the 512-byte cap. */
+	snprintf(buf, sizeof(buf), "auth required %s error=C ctl\n"
+	    "auth required %s info=a pad=510 tail=\xe2\x82\xac times=3\n%s%s",
+	    T.module, T.module, matrix, permit);
+	rc |= write_file("vep-notes-big", buf, strlen(buf), 0644);
+	snprintf(buf, sizeof(buf), "%s"
+	    "auth required %s [ask=noecho:Q1: :a1]\nauth required %s [ask=noecho:Q2: :a2]\n"
+	    "auth required %s [ask=noecho:Q3: :a3]\nauth required %s [ask=noecho:Q4: :a4]\n%s",
+	    matrix, T.module, T.module, T.module, T.module, permit);
+	rc |= write_file("vep-rounds4", buf, strlen(buf), 0644);
+	snprintf(buf, sizeof(buf), "%s"
+	    "auth required %s [ask=noecho:Q1: :a1]\nauth required %s [ask=noecho:Q2: :a2]\n"
+	    "auth required %s [ask=noecho:Q3: :a3]\nauth required %s [ask=noecho:Q4: :a4]\n"
+	    "auth required %s [ask=noecho:Q5: :a5]\n%s",
+	    matrix, T.module, T.module, T.module, T.module, T.module, permit);
+	rc |= write_file("vep-rounds5", buf, strlen(buf), 0644);
+	snprintf(buf, sizeof(buf), "%saccount required %s expired_user=alice\n",
+	    matrix, T.module);
+	rc |= write_file("vep-expired", buf, strlen(buf), 0644);
+	return rc;
+}
+
 static int
 setup_files(void)
 {
@@ -853,6 +1414,7 @@ setup_files(void)
 	snprintf(buf, sizeof(buf), "auth required %s expect=%s/expect.pw\n"
 	    "account required %s/pam_permit.so\n", T.module, T.dir, SYSTEM_MODULES);
 	rc |= write_file("vep-exact", buf, strlen(buf), 0644);
+	rc |= setup_conv_files(m);
 	snprintf(buf, sizeof(buf),
 	    "alice:x:1001:1001:Alice:/nonexistent:/bin/false\n"
 	    "lowuid:x:500:500::/nonexistent:/bin/false\n"
@@ -919,6 +1481,8 @@ cleanup(void)
 		"expect.pw", "passdb", "hook.sh", "vep-test", "vep-acct", "vep-slow", "vep-delay",
 		"vep-chatty", "vep-chatty-ok", "vep-echo", "vep-rewrite", "vep-exact",
 		"passwd", "group", "seen_users", "sleeper.pid", "rhost", "other",
+		"vep-2fa", "vep-echo2", "vep-notes", "vep-notes-many", "vep-notes-big",
+		"vep-rounds4", "vep-rounds5", "vep-expired", "answers.log", "workers.pid",
 	};
 	size_t i;
 
@@ -1000,6 +1564,28 @@ main(int argc, char **argv)
 		RUN(test_fail_delay_captured);
 	if (argc < 4 || strcmp(argv[3], "test_conversation_rules") == 0)
 		RUN(test_conversation_rules);
+	if (argc < 4 || strcmp(argv[3], "test_second_factor") == 0)
+		RUN(test_second_factor);
+	if (argc < 4 || strcmp(argv[3], "test_echo_prompt") == 0)
+		RUN(test_echo_prompt);
+	if (argc < 4 || strcmp(argv[3], "test_notes") == 0)
+		RUN(test_notes);
+	if (argc < 4 || strcmp(argv[3], "test_notes_capped") == 0)
+		RUN(test_notes_capped);
+	if (argc < 4 || strcmp(argv[3], "test_rounds_max") == 0)
+		RUN(test_rounds_max);
+	if (argc < 4 || strcmp(argv[3], "test_answer_timeout") == 0)
+		RUN(test_answer_timeout);
+	if (argc < 4 || strcmp(argv[3], "test_rounds_restart_deadline") == 0)
+		RUN(test_rounds_restart_deadline);
+	if (argc < 4 || strcmp(argv[3], "test_cancel_while_asking") == 0)
+		RUN(test_cancel_while_asking);
+	if (argc < 4 || strcmp(argv[3], "test_answer_refusals") == 0)
+		RUN(test_answer_refusals);
+	if (argc < 4 || strcmp(argv[3], "test_expired_password") == 0)
+		RUN(test_expired_password);
+	if (argc < 4 || strcmp(argv[3], "test_no_conversations") == 0)
+		RUN(test_no_conversations);
 
 	event_base_free(T.base);
 	cleanup();
