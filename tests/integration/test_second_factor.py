@@ -17,6 +17,8 @@ must ask five questions, show messages or say a password expired.
 - more than 4 questions: the sign-in fails; PAM's messages arrive with the
   question, capped and cleaned; an expired password is a 403 with its own
   words (only after the right password);
+- a loop lets half its share of PAM workers wait for answers; beyond, a
+  question is not asked (503);
 - with two event loops the step reaches the loop holding its
   conversation whatever connection carries it (server/mailbox.h);
 - with `requisite` before pam_oath a wrong password is refused without the
@@ -307,6 +309,33 @@ def check_test_module():
         C.eq("expired: clean exit", auth.stop(), 0)
 
 
+def check_waiting_cap():
+    """A loop lets half its share of PAM workers wait for users; beyond,
+    a question is not asked (503, Retry-After): the other half stays free
+    for passwords."""
+    mod = test_module()
+    w = signin.World(extra_config="workers = 1\npam_workers = 4\n",
+                     auth_last="auth required %s [ask=noecho:Code: :1234]\n" % mod)
+    auth = w.start()
+    try:
+        firsts = [signin.Client(auth).post("/api/login", {"email": "alice@example.test",
+                                                          "password": "wonderland"})
+                  for _ in range(3)]
+        C.eq("cap: two conversations wait (half of 4 workers), the third is not asked",
+             [r.status for r in firsts], [202, 202, 503])
+        C.check("... with Retry-After", firsts[2].header("Retry-After") is not None,
+                firsts[2].headers)
+        C.eq("cap: the third still had a worker (PAM ran; it stopped at the question)",
+             len(w.attempts("alice")), 3)
+        r = step(auth, firsts[0].json()["continuation"], "1234")
+        C.eq("cap: a waiting one answered: signed in", r.status, 200)
+        r = signin.Client(auth).post("/api/login", {"email": "alice@example.test",
+                                                    "password": "wonderland"})
+        C.eq("cap: a place is free again (202)", r.status, 202)
+    finally:
+        C.eq("cap: clean exit", auth.stop(), 0)
+
+
 def main():
     if signin.libdir() is None:
         vephelp.skip("libpam-wrapper is not installed")
@@ -316,6 +345,7 @@ def main():
     C.group(check_oath)
     C.group(check_requisite)
     C.group(check_test_module)
+    C.group(check_waiting_cap)
     return C.finish()
 
 
