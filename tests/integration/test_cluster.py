@@ -5,7 +5,8 @@ directory, a Unix socket, no system service), a real HAProxy in front
 (tests/haproxy.py, the README's recipe) and a real PAM stack (signin.py):
 
 - a session made on one instance works on the other; sign-out on one ends
-  it on both; certificates issued by either verify against the keys both
+  it on both; a sign-in's second step (a pam_oath code) through HAProxy
+  comes back to the instance that asked, by HAProxy's cookie; certificates issued by either verify against the keys both
   publish; every audit row names the instance that wrote it;
 - the throttle holds for the cluster: failed sign-ins alternating between
   the instances stop at the limit, and so does a race of parallel failed
@@ -20,6 +21,7 @@ directory, a Unix socket, no system service), a real HAProxy in front
 import os
 import re
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -31,6 +33,8 @@ import signin  # noqa: E402
 import vephelp  # noqa: E402
 
 C = vephelp.Checker("cluster")
+OATH = "/usr/lib/x86_64-linux-gnu/security/pam_oath.so"
+SECRET = "3132333435363738393031323334353637383930"
 FAIL_BODY = {"error": "wrong address or password"}
 
 
@@ -54,10 +58,20 @@ class Cluster:
 
     def __init__(self, pg, extra=""):
         self.pg = pg
+        # mail.alice also has a second factor (pam_oath); the others,
+        # without a line in its users file, pass it by (user_unknown=ignore).
         self.world = signin.World(extra_config="database = %s\ninstance_name = i1\n"
                                   "trusted_proxies = 127.0.0.1\n"
-                                  "metrics_listen = 127.0.0.1:0\n%s" % (pg.conninfo, extra))
+                                  "metrics_listen = 127.0.0.1:0\n%s" % (pg.conninfo, extra),
+                                  auth_last="auth [user_unknown=ignore success=ok default=bad] "
+                                  "%s usersfile=@USERS@ window=20\n" % OATH)
         w = self.world
+        users = vephelp.write(os.path.join(w.pamdir, "users.oath"),
+                              "HOTP/T30/6 mail.alice - %s\n" % SECRET)
+        stack = os.path.join(w.pamdir, signin.SERVICE)
+        with open(stack) as f:
+            text = f.read()
+        vephelp.write(stack, text.replace("@USERS@", users), 0o644)
         with open(w.config) as f:
             text = f.read()
         os.mkdir(os.path.join(w.tmp, "state2"), 0o700)
@@ -325,6 +339,42 @@ def check_instance_killed(cl):
             {r["instance"] for r in rows} == {"i1", "i2"}, {r["instance"] for r in rows})
 
 
+def totp(offset_s=0):
+    args = ["oathtool", "--totp", "-d", "6", SECRET]
+    if offset_s:
+        args[1:1] = ["--now", time.strftime("%Y-%m-%d %H:%M:%S UTC",
+                                            time.gmtime(time.time() + offset_s))]
+    return subprocess.run(args, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def check_second_step(cl):
+    """A sign-in with a second factor through HAProxy: its cookie brings
+    the step back to the instance whose PAM helper asked (README); without
+    it, the other instance knows nothing of the question."""
+    pw = signin.ACCOUNTS["mail.alice"][0]
+    for i in range(4):
+        c = signin.Client(cl.front)
+        r = c.post("/api/login", {"email": "mail.alice@example.test", "password": pw})
+        if not C.eq("second step %d through HAProxy: 202" % i, r.status, 202, r.body):
+            return
+        lb = [v.split(";", 1)[0] for k, v in r.headers
+              if k.lower() == "set-cookie" and v.startswith("vep_lb=")]
+        C.eq("... HAProxy's cookie names an instance", len(lb), 1, r.headers)
+        r2 = c.post("/api/login/continue", {"continuation": r.json()["continuation"],
+                                            "answer": totp(30 * (i + 1))},
+                    {"Cookie": lb[0]} if lb else {})
+        C.eq("... the step with the cookie reaches it: signed in", r2.status, 200, r2.body)
+    # Straight to each instance: the one that did not ask says restart.
+    r = signin.Client(cl.i1).post("/api/login", {"email": "mail.alice@example.test",
+                                                 "password": pw})
+    if C.eq("second step on i1: 202", r.status, 202):
+        r2 = signin.Client(cl.i2).post("/api/login/continue",
+                                       {"continuation": r.json()["continuation"],
+                                        "answer": totp(150)})
+        C.eq("... its step sent to i2: 401 restart", (r2.status, r2.json().get("reason")),
+             (401, "restart"))
+
+
 def check_configuration(cl):
     """--check connects; a store out of reach or a bad value is refused by
     name, never showing the connection string."""
@@ -365,6 +415,7 @@ def main():
         try:
             C.group(check_configuration, cl)
             C.group(check_sessions_across, cl)
+            C.group(check_second_step, cl)
             C.group(check_throttle_across, cl)
             C.group(check_postgres_down, cl)
             C.group(check_instance_killed, cl)
