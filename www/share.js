@@ -9,12 +9,15 @@
  * The assertion's audience is event.origin of the request: the browser
  * says who is asking, so a site can never obtain an assertion for another.
  * It is for the address asked, never another: signed in as someone else,
- * the page says so and offers to sign in as the address asked.
+ * the page says so and offers to sign in as the address asked. Signing in
+ * may take a code step after the password (ui.js's bindSignIn), which
+ * stays inside this window: the website learns nothing of it.
  */
 (() => {
   'use strict';
   const { $, message, setBusy, showError } = window.vepUI;
   let requester = null;   /* {source, origin, email} */
+  let form = null;        /* ui.js's sign-in form: {reset()} */
 
   function step(id) {
     for (const x of ['waiting', 'signin-step', 'other-step', 'confirm-step', 'error-step']) {
@@ -50,6 +53,7 @@
   /* The sign-in step; notice (optional) says why in its alert. */
   function signInStep(notice) {
     const want = requester.email.trim();
+    form.reset();   /* from a code step answered earlier, too */
     $('email').value = want;
     showError($('signin').querySelector('.alert.error'), notice || '');
     step('signin-step');
@@ -100,7 +104,7 @@
       return;
     }
     window.addEventListener('message', onRequest);
-    window.vepUI.bindSignIn($('signin'), signedIn);
+    form = window.vepUI.bindSignIn($('signin'), signedIn);
     const share = $('share');
     share.addEventListener('click', async () => {
       setBusy(share, true, 'Signing…');

@@ -1,4 +1,6 @@
-/* sign-in.js - the /sign-in page: sign in, provision this browser, go on. */
+/* sign-in.js - the /sign-in page: sign in (with the code step of ui.js when
+ * the domain's PAM asks more than the password), provision this browser,
+ * go on. */
 (() => {
   'use strict';
   const { $ } = window.vepUI;

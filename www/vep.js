@@ -9,7 +9,14 @@
  * browser: the authority sees the public key only.
  *
  *   vep.session()            -> {email, csrf, expires} or null
- *   vep.signIn(email, pw)    -> {email, csrf, expires}  (VepError on failure)
+ *   vep.signIn(email, pw)    -> {email, csrf, expires}: signed in, or
+ *                               {challenge: {prompt, echo, messages,
+ *                               expiresIn}, continuation}: the domain's PAM
+ *                               stack asks one more question (a one-time
+ *                               code...): answer it with signInContinue
+ *   vep.signInContinue(continuation, answer)
+ *                            -> the same two: signed in, or the next
+ *                               question (with a new continuation)
  *   vep.provision([opts])    -> {email, cert, expires}  (renews itself)
  *   vep.identity()           -> {email, cert, expires} or null (stored)
  *   vep.getAssertion(aud)    -> "cert~assertion" for audience aud (renews
@@ -21,8 +28,19 @@
  *                               /api/ calls: the one fetch helper of the
  *                               pages (VepError on failure)
  *
- * Errors are VepError {message, status, retryAfter}: status 0 means the
- * server could not be reached.
+ * A challenge's prompt is PAM's question ("One-time password (OATH) for
+ * `alice': "), to show as the answer's label; echo false means a secret (a
+ * password-type input), true a visible answer; messages are PAM's notes,
+ * [{kind: "info"|"error", text}], plain text (never HTML); expiresIn is the
+ * seconds left to answer. The continuation is opaque and single-use: it
+ * never leaves the authority's origin.
+ *
+ * Errors are VepError {message, status, retryAfter, reason}: status 0 means
+ * the server could not be reached; reason is the server's, or "": a wrong
+ * code is a 401 like a wrong password (no reason); 401 "restart": the
+ * continuation is unknown, expired or used, sign in from the password
+ * again; 403 "password_expired": the password was right but has expired
+ * (the message says what to do).
  */
 (() => {
   'use strict';
@@ -39,11 +57,12 @@
   const MIN_LEFT_MS = 2 * 60 * 1000;
 
   /* A factory, not a class: pages call it without `new`. */
-  function VepError(message, status, retryAfter) {
+  function VepError(message, status, retryAfter, reason) {
     const e = new Error(message);
     e.name = 'VepError';
     e.status = status || 0;
     e.retryAfter = retryAfter || 0;
+    e.reason = reason || '';
     return e;
   }
 
@@ -108,7 +127,8 @@
 
   /* --- the authority's API -------------------------------------------- */
 
-  async function api(method, path, body, csrf) {
+  /* One request: resolves {status, json} for a 2xx answer. */
+  async function request(method, path, body, csrf) {
     const headers = {};
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     if (csrf) headers['X-CSRF-Token'] = csrf;
@@ -125,10 +145,13 @@
       throw VepError('cannot reach the server', 0);
     }
     const json = await res.json().catch(() => ({}));
-    if (res.ok) return json;
+    if (res.ok) return { status: res.status, json };
     throw VepError(json.error || `HTTP ${res.status}`, res.status,
-      Number(res.headers.get('Retry-After')) || json.retry_after || 0);
+      Number(res.headers.get('Retry-After')) || json.retry_after || 0,
+      typeof json.reason === 'string' ? json.reason : '');
   }
+
+  const api = async (method, path, body, csrf) => (await request(method, path, body, csrf)).json;
 
   async function session() {
     try {
@@ -139,7 +162,34 @@
     }
   }
 
-  const signIn = (email, password) => api('POST', '/api/login', { email, password });
+  /* A sign-in step's answer: the session (200), or the next question
+   * (202), its fields checked so that pages can use them as they are. */
+  function signInAnswer(r) {
+    if (r.status !== 202) return r.json;
+    const j = r.json;
+    if (typeof j.continuation !== 'string' || j.continuation === '') {
+      throw VepError('unexpected answer from the server', 202);
+    }
+    const messages = Array.isArray(j.messages) ? j.messages
+      .filter((m) => m && typeof m.text === 'string')
+      .map((m) => ({ kind: m.kind === 'error' ? 'error' : 'info', text: m.text })) : [];
+    return {
+      challenge: {
+        prompt: typeof j.prompt === 'string' ? j.prompt : '',
+        echo: j.echo === true,
+        messages,
+        expiresIn: Number(j.expires_in) > 0 ? Number(j.expires_in) : 0
+      },
+      continuation: j.continuation
+    };
+  }
+
+  const signIn = async (email, password) =>
+    signInAnswer(await request('POST', '/api/login', { email, password }));
+
+  const signInContinue = async (continuation, answer) =>
+    signInAnswer(await request('POST', '/api/login/continue',
+      { continuation: String(continuation), answer: String(answer) }));
 
   /* --- keys and certificates ------------------------------------------ */
 
@@ -304,6 +354,7 @@
   window.vep = Object.freeze({
     session,
     signIn,
+    signInContinue,
     provision,
     identity,
     getAssertion,

@@ -143,5 +143,75 @@ async function fitsNarrow(page) {
   return ok;
 }
 
+/* A second factor for the demo's account: rewrites the PAM service the
+ * demo wrote in its state directory (libpam reads it at every sign-in) to
+ *   auth requisite pam_matrix (the password, as before)
+ *   auth optional  pam_echo   (a note, PAM_TEXT_INFO, after the password)
+ *   auth required  pam_oath   (a TOTP code: HOTP/T30/6, window=20)
+ *   account required pam_matrix
+ * with Debian's libpam-oath and oathtool (VEP_APT_TEST). Returns {code(),
+ * wrong(), note, stack(opts), testModule}: code() is the code of a time
+ * step never used before (pam_oath refuses a step at or before the last one
+ * used), wrong() a 6-digit code that no step of the window has;
+ * stack({oath, more, account}) writes another variant: oath false leaves
+ * pam_echo and pam_oath out, more are auth lines after them, account the
+ * account line. testModule is tests/pam's pam_vep_test.so
+ * (VEP_PAM_TEST_MODULE), or null. Exits 77 (skip, which scripts/test counts
+ * as a failure) when pam_oath.so, pam_echo.so or oathtool is missing. */
+const OATH_KEY = '3132333435363738393031323334353637383930';
+function oathStack(d) {
+  const { execFileSync } = require('child_process');
+  const dir = path.join(d.state, 'pam');
+  const service = fs.readdirSync(dir).find((f) => f !== 'passdb' && !f.startsWith('oath'));
+  const text = fs.readFileSync(path.join(dir, service), 'utf8');
+  const m = /^auth\s+required\s+(\S+\/pam_wrapper\/pam_matrix\.so)\s+(passdb=\S+)$/m.exec(text);
+  if (!m) throw new Error('unexpected demo PAM stack: ' + text);
+  const libdir = path.dirname(path.dirname(m[1]));
+  const module = (name) => [path.join(libdir, 'security', name), path.join('/lib',
+    path.basename(libdir), 'security', name)].find((f) => fs.existsSync(f));
+  const oath = module('pam_oath.so');
+  const echo = module('pam_echo.so');
+  let hasTool = true;
+  try { execFileSync('oathtool', ['--version'], { stdio: 'ignore' }); } catch (e) { hasTool = false; }
+  if (!oath || !echo || !hasTool) {
+    console.log('pam_oath, pam_echo or oathtool missing (apt-get install libpam-oath oathtool): skipping');
+    process.exit(77);
+  }
+  const users = path.join(dir, 'oath-users');
+  fs.writeFileSync(users, `HOTP/T30/6 alice - ${OATH_KEY}\n`, { mode: 0o600 });
+  const note = 'Open your authenticator app: <b>not bold</b>';
+  const matrix = `${m[1]} ${m[2]}`;
+  function stack(opts) {
+    const o = Object.assign({ oath: true, more: [], account: `account required ${matrix}` }, opts);
+    const lines = [`auth requisite ${matrix}`].concat(o.oath ? [
+      `auth optional ${echo} ${note}`,
+      `auth required ${oath} usersfile=${users} window=20`] : [], o.more, [o.account, '']);
+    fs.writeFileSync(path.join(dir, service), lines.join('\n'), { mode: 0o600 });
+  }
+  stack();
+  const totp = (step, extra) => execFileSync('oathtool', ['--totp', '-d', '6',
+    '-N', '@' + step * 30].concat(extra || [], [OATH_KEY]), { encoding: 'utf8' }).split('\n')
+    .filter(Boolean);
+  const now = () => Math.floor(Date.now() / 30000);
+  let last = 0;
+  const testModule = process.env.VEP_PAM_TEST_MODULE;
+  return {
+    note,
+    stack,
+    testModule: testModule && fs.existsSync(testModule) ? testModule : null,
+    code() {
+      last = Math.max(now(), last + 1);
+      return totp(last)[0];
+    },
+    wrong() {
+      const valid = new Set(totp(now() - 25, ['-w', '50']));
+      for (let i = 0; ; i++) {
+        const w = String(i * 111111 % 1000000).padStart(6, '0');
+        if (!valid.has(w)) return w;
+      }
+    },
+  };
+}
+
 module.exports = { startDemo, stopDemo, launch, watch, shots, fitsNarrow, interop, clickClosing,
-  ARTIFACTS };
+  oathStack, ARTIFACTS };

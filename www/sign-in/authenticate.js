@@ -3,7 +3,8 @@
  * document's "authentication"): beginAuthentication(cb(email)) prefills the
  * address; a successful sign-in ends with completeAuthentication(), Cancel
  * with raiseAuthenticationFailure("user canceled"). Without a user agent
- * it is a plain sign-in page.
+ * it is a plain sign-in page. When the domain's PAM asks more than the
+ * password (a one-time code), ui.js's form shows the code step first.
  */
 (() => {
   'use strict';
