@@ -45,7 +45,8 @@ metrics_signin(struct metrics *m, const char *outcome)
 		i = METRICS_SIGNIN_AUTH_FAILED;
 	else if (strcmp(outcome, "throttled") == 0)
 		i = METRICS_SIGNIN_THROTTLED;
-	else if (strstr(outcome, "refused") != NULL)   /* "refused (...)", "acct-refused"... */
+	else if (strstr(outcome, "refused") != NULL ||   /* "refused (...)", "acct-refused"... */
+	    strcmp(outcome, "password_expired") == 0)    /* the account refuses until changed */
 		i = METRICS_SIGNIN_REFUSED;
 	atomic_fetch_add_explicit(&m->signins[i], 1, memory_order_relaxed);
 }
