@@ -58,7 +58,8 @@ run(void *arg)
 	}
 	end = now_s() + j->seconds;
 	while (now_s() < end) {
-		struct vep_cert_params p = { "example.test", "alice@example.test", j->user, 0, 0 };
+		struct vep_cert_params p = { "example.test", "alice@example.test", j->user, 0, 0,
+					     NULL };
 		char *cert = NULL;
 		p.iat_ms = vep_now_ms();
 		p.exp_ms = p.iat_ms + 3600 * 1000;

@@ -41,7 +41,7 @@ kt_cmd_certify(const struct kt_cmd *self, int argc, char **argv)
 	const char *keyfile = NULL, *dir = NULL, *email_arg = NULL, *pubfile = NULL;
 	const char *issuer_arg = NULL, *duration_arg = NULL;
 	struct vep_keyset ks = { 0 };
-	struct vep_cert_params p;
+	struct vep_cert_params p = { 0 };
 	vep_key *dkey = NULL, *ukey = NULL;
 	const vep_key *signer;
 	char *email = NULL, *local = NULL, *domain = NULL, *issuer = NULL, *cert = NULL;

@@ -101,7 +101,8 @@ vep_cert_sign_with(const struct vep_signer *s, const struct vep_cert_params *p, 
 	if ((ret = set_new(payload, CERT_ISS, json_string(p->issuer))) != 0 ||
 	    (ret = set_new(payload, CERT_IAT, json_integer(p->iat_ms))) != 0 ||
 	    (ret = set_new(payload, CERT_EXP, json_integer(p->exp_ms))) != 0 ||
-	    (ret = set_new(payload, CERT_PUBKEY, vep_key_to_json(p->pubkey))) != 0)
+	    (ret = set_new(payload, CERT_PUBKEY, p->pubkey_json != NULL ?
+	    json_incref((json_t *)p->pubkey_json) : vep_key_to_json(p->pubkey))) != 0)
 		goto out;
 	ret = set_new(payload, CERT_PRINCIPAL, principal);
 	principal = NULL; /* stolen, even on failure */

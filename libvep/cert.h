@@ -36,6 +36,10 @@ struct vep_cert_params {
 	const vep_key *pubkey;  /* user's public key */
 	int64_t iat_ms;
 	int64_t exp_ms;         /* must be > iat_ms, exp - iat <= VEP_CERT_MAX_LIFETIME_MS */
+	/* Optional (NULL: made here; zero-initialise the struct): pubkey's
+	 * JSON as vep_key_to_json makes it, put in the certificate instead of
+	 * made again (only referenced). */
+	const json_t *pubkey_json;
 };
 
 /* Builds and signs a certificate with domain_key. *out is new text (free()). */

@@ -23,34 +23,34 @@
 #include "edge/req.h"
 #include "util.h"
 
-/* Parses "pubkey" (object, or JSON text of one) under the whole key policy,
- * its costly rules once per distinct key and loop (issuance/keycheck.h); fp gets its
- * fingerprint. Returns 0 with *out, VEP_ERR_NOMEM, or REQ_ERR_BAD_REQUEST
- * with why when it is missing or not an acceptable key. */
+/* The request's "pubkey" (an object, or the JSON text of one that a user
+ * agent's genKeyPair returns) under the whole key policy, parsed once per
+ * distinct text and loop (issuance_user_key). Returns 0 with *out
+ * (borrowed), VEP_ERR_NOMEM, or REQ_ERR_BAD_REQUEST with why when it is
+ * missing or not an acceptable key. */
 static int
-parse_pubkey(const struct req *r, vep_key **out, char fp[VEP_FINGERPRINT_BUFSZ],
-    char why[REQ_WHY_BUFSZ])
+parse_pubkey(const struct req *r, const struct keycache_entry **out,
+    char fp[VEP_FINGERPRINT_BUFSZ], char why[REQ_WHY_BUFSZ])
 {
 	json_t *jk = json_object_get(r->body, "pubkey");
-	json_t *parsed = NULL;
+	char *dumped = NULL;
 	int rc;
 
-	if (json_is_string(jk)) {
-		rc = vep_json_parse_object(json_string_value(jk), json_string_length(jk), &parsed);
-		jk = parsed;
-	} else {
-		rc = json_is_object(jk) ? VEP_OK : VEP_ERR_ARG;
-	}
-	if (rc == 0)
-		rc = vep_key_from_json_checked(jk, VEP_KEY_CHECKS_CHEAP, out);
-	json_decref(parsed);
-	if (rc == 0 && (rc = vep_key_fingerprint(*out, fp)) == 0)
-		rc = issuance_check_key(r->loop->issuance, *out, fp);
-	if (rc == 0)
-		return 0;
-	vep_key_free(*out);
 	*out = NULL;
-	if (rc == VEP_ERR_NOMEM)
+	if (json_is_string(jk)) {
+		rc = issuance_user_key(r->loop->issuance, json_string_value(jk),
+		    json_string_length(jk), out, fp);
+	} else if (json_is_object(jk)) {
+		/* The same object the same way each time (jansson keeps the
+		 * members' order): the same text for the cache. */
+		if ((dumped = json_dumps(jk, JSON_COMPACT)) == NULL)
+			return VEP_ERR_NOMEM;
+		rc = issuance_user_key(r->loop->issuance, dumped, strlen(dumped), out, fp);
+		free(dumped);
+	} else {
+		rc = VEP_ERR_ARG;
+	}
+	if (rc == 0 || rc == VEP_ERR_NOMEM)
 		return rc;
 	/* Whatever the parser or the policy refused, the key is the client's. */
 	if (rc == VEP_ERR_ARG)
@@ -144,10 +144,11 @@ on_issued(int rc, const struct issuance_cert *c, void *arg)
 /* Signs and records; on_issued answers when the record is durable.
  * Returns 0, or the error to answer now. */
 static int
-issue(struct req *r, const struct domain *d, const char *email, const vep_key *user,
-    const char *fp, long life_s)
+issue(struct req *r, const struct domain *d, const char *email,
+    const struct keycache_entry *user, long life_s)
 {
-	struct issuance_order o = { d, email, user, fp, life_s, r->client_addr };
+	struct issuance_order o = { d, email, user->key, user->fp, life_s, r->client_addr,
+				    user->json };
 	int rc = issuance_certify(r->loop->issuance, &o, on_issued, r);
 
 	/* Everything the order holds was checked above: a signing error that
@@ -165,7 +166,7 @@ api_certificate(struct req *r, const struct signin_session *s)
 	const char *at = strrchr(s->email, '@');
 	char fp[VEP_FINGERPRINT_BUFSZ] = "", why[REQ_WHY_BUFSZ] = "";
 	const char *refusal;   /* the audit trail's word for a refusal */
-	vep_key *user = NULL;
+	const struct keycache_entry *user = NULL;
 	long life = 0;
 	int rc;
 
@@ -188,12 +189,11 @@ api_certificate(struct req *r, const struct signin_session *s)
 	refusal = "bad_key";
 	if ((rc = parse_pubkey(r, &user, fp, why)) != 0)
 		goto out;
-	rc = issue(r, d, s->email, user, fp, life);
+	rc = issue(r, d, s->email, user, life);
 	/* The key process gone or stalled is an outage, not a bug. */
 	if (rc == VEP_ERR_IO)
 		req_add_header(r, "Retry-After", "5");
 out:
-	vep_key_free(user);
 	if (rc != 0 && req_error_status(rc) < 500) {
 		metrics_cert(&r->a->metrics, METRICS_CERT_REFUSED);
 		issuance_refused(r->loop->issuance, s->email, fp[0] != '\0' ? fp : NULL,

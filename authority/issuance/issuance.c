@@ -40,6 +40,7 @@ struct issuance {
 	struct keeper_chan *keeper;    /* borrowed */
 	struct log *log;               /* borrowed */
 	struct keycheck *keycheck;     /* owned */
+	struct keycache *keycache;     /* owned: keys by their text */
 	struct db_audit_batch *batch;  /* owned: this iteration's rows */
 	struct waiting *head, **tail;
 	unsigned n;
@@ -163,7 +164,8 @@ issuance_new(struct event_base *base, struct writer *writer, struct keeper_chan 
 	is->keeper = keeper;
 	is->log = log;
 	is->tail = &is->head;
-	if (keycheck_new(&is->keycheck) != 0 || db_audit_batch_new(&is->batch) != 0 ||
+	if (keycheck_new(&is->keycheck) != 0 || keycache_new(&is->keycache) != 0 ||
+	    db_audit_batch_new(&is->batch) != 0 ||
 	    (is->flush = event_new(base, -1, 0, on_flush, is)) == NULL) {
 		issuance_free(is);
 		return VEP_ERR_NOMEM;
@@ -173,9 +175,30 @@ issuance_new(struct event_base *base, struct writer *writer, struct keeper_chan 
 }
 
 int
-issuance_check_key(struct issuance *is, const vep_key *k, const char *fp)
+issuance_user_key(struct issuance *is, const char *text, size_t len,
+    const struct keycache_entry **out, char fp[VEP_FINGERPRINT_BUFSZ])
 {
-	return keycheck_costly(is->keycheck, k, fp);
+	json_t *obj = NULL;
+	vep_key *k = NULL;
+	int rc;
+
+	fp[0] = '\0';
+	if ((*out = keycache_get(is->keycache, text, len)) != NULL) {
+		snprintf(fp, VEP_FINGERPRINT_BUFSZ, "%s", (*out)->fp);
+		return VEP_OK;
+	}
+	if ((rc = vep_json_parse_object(text, len, &obj)) == 0 &&
+	    (rc = vep_key_from_json_checked(obj, VEP_KEY_CHECKS_CHEAP, &k)) == 0 &&
+	    (rc = vep_key_fingerprint(k, fp)) == 0 &&
+	    (rc = keycheck_costly(is->keycheck, k, fp)) == 0) {
+		*out = keycache_put(is->keycache, text, len, k, fp);
+		k = NULL;
+		if (*out == NULL)
+			rc = VEP_ERR_NOMEM;
+	}
+	vep_key_free(k);
+	json_decref(obj);
+	return rc;
 }
 
 const char *
@@ -219,7 +242,7 @@ issuance_certify(struct issuance *is, const struct issuance_order *o, issuance_d
 {
 	const struct domain *d = o->domain;
 	struct db_audit_row row = { 0 };
-	struct vep_cert_params p;
+	struct vep_cert_params p = { 0 };
 	struct keeper_key key = { is->keeper, d->current_fp };
 	struct vep_signer signer = { d->keys.current, keeper_sign, &key };
 	struct waiting *w;
@@ -232,6 +255,7 @@ issuance_certify(struct issuance *is, const struct issuance_order *o, issuance_d
 	p.issuer = config_domain_issuer(d->cfg);
 	p.email = w->email;
 	p.pubkey = o->pubkey;
+	p.pubkey_json = o->pubkey_json;
 	p.iat_ms = now - CERT_BACKDATE_MS;
 	p.exp_ms = now + (int64_t)o->lifetime_s * 1000;
 	if (p.exp_ms - p.iat_ms > VEP_CERT_MAX_LIFETIME_MS)
@@ -283,5 +307,6 @@ issuance_free(struct issuance *is)
 		event_free(is->flush);
 	db_audit_batch_free(is->batch);
 	keycheck_free(is->keycheck);
+	keycache_free(is->keycache);
 	free(is);
 }

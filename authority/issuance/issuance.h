@@ -25,6 +25,7 @@
 
 #include <stdint.h>
 
+#include "issuance/keycache.h"
 #include "key.h"
 
 struct domain;
@@ -44,10 +45,11 @@ struct writer;
 struct issuance_order {
 	const struct domain *domain;  /* the email's domain: its current key signs */
 	const char *email;            /* the signed-in address */
-	const vep_key *pubkey;        /* parsed and checked (issuance_check_key) */
+	const vep_key *pubkey;        /* parsed and checked (issuance_user_key) */
 	const char *key_fp;           /* its fingerprint (vep_key_fingerprint) */
 	long lifetime_s;              /* asked for; capped by VEP_CERT_MAX_LIFETIME_MS */
 	const char *client_addr;      /* for the audit row */
+	const json_t *pubkey_json;    /* pubkey's JSON (vep_key_to_json), or NULL */
 };
 
 /* A certificate issued and recorded; valid during the callback only. */
@@ -64,10 +66,16 @@ typedef void (*issuance_done_fn)(int rc, const struct issuance_cert *c, void *ar
 int issuance_new(struct event_base *base, struct writer *writer,
     struct keeper_chan *keeper, struct log *log, struct issuance **out);
 
-/* 0 when k, whose fingerprint is fp, passes the costly rules of the key
- * policy (remembered per loop once passed), else what
- * vep_key_check_costly returned. */
-int issuance_check_key(struct issuance *is, const vep_key *k, const char *fp);
+/* The user key whose BrowserID JSON is text (len bytes) under the whole
+ * key policy: parsed, fingerprinted and checked once per distinct text and
+ * loop (issuance/keycache.h; the costly rules once per key,
+ * issuance/keycheck.h). Returns 0 with *out (borrowed until this loop's
+ * next call here), or what the parser or the policy refused
+ * (VEP_ERR_INVALID, VEP_ERR_KEY, VEP_ERR_TOOBIG...), or VEP_ERR_NOMEM.
+ * fp gets the key's fingerprint whenever it is known (a refused key's
+ * too, for the audit row), else "". */
+int issuance_user_key(struct issuance *is, const char *text, size_t len,
+    const struct keycache_entry **out, char fp[VEP_FINGERPRINT_BUFSZ]);
 
 /* "the key process does not answer" when is cannot sign now, or NULL. */
 const char *issuance_problem(struct issuance *is);

@@ -65,7 +65,7 @@ sign_json(const vep_key *k, const char *json)
 static char *
 cert_for(const vep_key *dk, const vep_key *uk, const char *iss, const char *email)
 {
-	struct vep_cert_params p = { iss, email, uk, T_IAT, T_EXP };
+	struct vep_cert_params p = { iss, email, uk, T_IAT, T_EXP, NULL };
 	char *out = NULL;
 	return vep_cert_sign(dk, &p, &out) == 0 ? out : NULL;
 }

@@ -75,7 +75,7 @@ sign_cert(struct keeper_chan *c, const vep_key *pub, const char *iss, const char
 	char fp[VEP_FINGERPRINT_BUFSZ];
 	struct keeper_key key = { c, fp };
 	struct vep_signer s = { pub, keeper_sign, &key };
-	struct vep_cert_params p = { iss, email, user, 1000, 1000 + life_ms };
+	struct vep_cert_params p = { iss, email, user, 1000, 1000 + life_ms, NULL };
 
 	if (vep_key_fingerprint(pub, fp) != 0)
 		return VEP_ERR_CRYPTO;

@@ -1,0 +1,105 @@
+/*
+ * issuance/keycache.c - user keys by their JSON text (contract in
+ * issuance/keycache.h).
+ */
+#include "issuance/keycache.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+
+struct slot {
+	char *text;                    /* owned; NULL: empty */
+	size_t len;
+	vep_key *key;                  /* owned */
+	json_t *json;                  /* owned */
+	char fp[VEP_FINGERPRINT_BUFSZ];
+	struct keycache_entry entry;   /* pointing into the above */
+};
+
+struct keycache {
+	struct slot slots[KEYCACHE_SLOTS];
+};
+
+/* FNV-1a: spreads texts over the slots; an attacker who aims two texts at
+ * one slot only makes both be parsed again. */
+static size_t
+slot_of(const char *text, size_t len)
+{
+	uint64_t h = 14695981039346656037ULL;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)text[i];
+		h *= 1099511628211ULL;
+	}
+	return (size_t)(h % KEYCACHE_SLOTS);
+}
+
+static void
+slot_clear(struct slot *s)
+{
+	free(s->text);
+	vep_key_free(s->key);
+	json_decref(s->json);
+	memset(s, 0, sizeof(*s));
+}
+
+int
+keycache_new(struct keycache **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out != NULL ? VEP_OK : VEP_ERR_NOMEM;
+}
+
+const struct keycache_entry *
+keycache_get(struct keycache *kc, const char *text, size_t len)
+{
+	struct slot *s = &kc->slots[slot_of(text, len)];
+
+	if (s->text == NULL || s->len != len || memcmp(s->text, text, len) != 0)
+		return NULL;
+	return &s->entry;
+}
+
+const struct keycache_entry *
+keycache_put(struct keycache *kc, const char *text, size_t len, vep_key *key, const char *fp)
+{
+	struct slot *s;
+
+	if (len > KEYCACHE_TEXT_MAX) {
+		vep_key_free(key);
+		return NULL;
+	}
+	s = &kc->slots[slot_of(text, len)];
+	slot_clear(s);
+	if ((s->text = malloc(len + 1)) == NULL || (s->json = vep_key_to_json(key)) == NULL) {
+		slot_clear(s);
+		vep_key_free(key);
+		return NULL;
+	}
+	memcpy(s->text, text, len);
+	s->text[len] = '\0';
+	s->len = len;
+	s->key = key;
+	snprintf(s->fp, sizeof(s->fp), "%s", fp);
+	s->entry.key = s->key;
+	s->entry.fp = s->fp;
+	s->entry.json = s->json;
+	return &s->entry;
+}
+
+void
+keycache_free(struct keycache *kc)
+{
+	size_t i;
+
+	if (kc == NULL)
+		return;
+	for (i = 0; i < KEYCACHE_SLOTS; i++)
+		slot_clear(&kc->slots[i]);
+	free(kc);
+}
