@@ -22,8 +22,9 @@ import socket
 import subprocess
 import time
 
+import vephelp
+
 HAPROXY = "/usr/sbin/haproxy"
-README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
 README_FIRST_LINE = "# /etc/haproxy/haproxy.cfg"
 START_TIMEOUT_S = 10
 
@@ -39,23 +40,6 @@ def free_port():
         return s.getsockname()[1]
 
 
-def readme_block(first_line):
-    """The indented code block of README.md that starts with first_line,
-    dedented (blocks end at a blank line): what an administrator copies."""
-    with open(README) as f:
-        lines = f.read().split("\n")
-    for i, line in enumerate(lines):
-        if line.strip() == first_line and line.startswith("    "):
-            indent = len(line) - len(line.lstrip())
-            out = []
-            for ln in lines[i:]:
-                if ln.strip() == "" or len(ln) - len(ln.lstrip()) < indent:
-                    break
-                out.append(ln[indent:])
-            return out
-    raise RuntimeError("README.md has no block starting %r" % first_line)
-
-
 def config(backends, port, host="example.test"):
     """README's haproxy.cfg ("Several machines"), with what a test must
     change: no daemon, user or syslog (a child of the test, logging to its
@@ -63,7 +47,7 @@ def config(backends, port, host="example.test"):
     health check's Host, and the instances' addresses. Everything else as
     written there."""
     out, servers_done = [], False
-    for line in readme_block(README_FIRST_LINE):
+    for line in vephelp.readme_block(README_FIRST_LINE).rstrip("\n").split("\n"):
         word = line.split()[0] if line.split() else ""
         if word in ("user", "group", "daemon"):
             continue

@@ -442,6 +442,25 @@ def copy_keydir(src, dst):
     return dst
 
 
+def readme_block(first_line_prefix):
+    """The indented code block of README.md whose first line starts with
+    first_line_prefix (after its indentation), dedented, ending at a blank
+    line: what an administrator copies."""
+    with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                           "README.md")) as f:
+        lines = f.read().split("\n")
+    for i, line in enumerate(lines):
+        if line.strip().startswith(first_line_prefix) and line.startswith("    "):
+            indent = len(line) - len(line.lstrip())
+            out = []
+            for ln in lines[i:]:
+                if ln.strip() == "" or len(ln) - len(ln.lstrip()) < indent:
+                    break
+                out.append(ln[indent:])
+            return "\n".join(out) + "\n"
+    raise RuntimeError("README.md has no block starting %r" % first_line_prefix)
+
+
 def write(path, text, mode=0o600):
     with open(path, "w") as f:
         f.write(text)

@@ -323,11 +323,10 @@ settle_written(int rc, void *arg)
 	free(j);
 }
 
-/* PAM could not decide: the attempt is taken back from the counters (a
- * failure to do so merely leaves it counted), and the client told to
- * retry. */
+/* Takes the attempt back from the throttle's counters without waiting (a
+ * failure to do so merely leaves it counted). */
 static void
-login_undecided(struct login *l, const char *outcome)
+login_take_back(struct login *l)
 {
 	struct settle_job *j = calloc(1, sizeof(*j));
 
@@ -341,6 +340,14 @@ login_undecided(struct login *l, const char *outcome)
 		if (writer_submit(l->sg->writer, write_settle_undecided, settle_written, j) != 0)
 			free(j);
 	}
+}
+
+/* PAM could not decide: the attempt is taken back, and the client told to
+ * retry. */
+static void
+login_undecided(struct login *l, const char *outcome)
+{
+	login_take_back(l);
 	log_warn(&l->sg->a->log, "sign-in: PAM %s", outcome);
 	audit_login(l, 0, outcome);
 	login_report(l, SRV_ERR_UNDECIDED, NULL);
@@ -411,18 +418,7 @@ login_succeed(struct login *l)
 static void
 login_expired(struct login *l)
 {
-	struct settle_job *j = calloc(1, sizeof(*j));
-
-	if (j != NULL) {
-		j->a = l->sg->a;
-		memcpy(j->account, l->key_account, sizeof(j->account));
-		memcpy(j->addr, l->key_addr, sizeof(j->addr));
-		j->limits = l->limits;
-		j->ticket = l->ticket;
-		j->now = (int64_t)time(NULL);
-		if (writer_submit(l->sg->writer, write_settle_undecided, settle_written, j) != 0)
-			free(j);
-	}
+	login_take_back(l);
 	audit_login(l, 0, "password_expired");
 	login_report(l, SRV_ERR_PASSWORD_EXPIRED, NULL);
 }

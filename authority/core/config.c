@@ -66,9 +66,7 @@ static int set_authority(const struct config_key *, void *, const char *, const 
     size_t);
 static int set_addr_text(const struct config_key *, void *, const char *, const char *, char *,
     size_t);
-static int set_conninfo(const struct config_key *, void *, const char *, const char *, char *,
-    size_t);
-static int set_prompt(const struct config_key *, void *, const char *, const char *, char *,
+static int set_text(const struct config_key *, void *, const char *, const char *, char *,
     size_t);
 static int set_connect_map(const struct config_key *, void *, const char *, const char *,
     char *, size_t);
@@ -150,7 +148,7 @@ static const struct config_key config_keys[] = {
 	{ "db_max_mib", SCOPE_GLOBAL, set_int, "0", 0, LIMIT_DB_MAX_MIB, G(db_max_mib), 0,
 	  "largest size of the database file in MiB; writes beyond it fail as on a full disk "
 	  "(sign-in and issuance answer 503); 0 = no cap" },
-	{ "database", SCOPE_GLOBAL, set_conninfo, NULL, 0, 0, G(database), 0,
+	{ "database", SCOPE_GLOBAL, set_text, NULL, 1, LIMIT_DATABASE_BYTES, G(database), 0,
 	  "the PostgreSQL store that several instances share: a libpq connection string "
 	  "(host=... dbname=... user=...) or postgresql:// URI; keep its password in the "
 	  "service user's ~/.pgpass, not here; unset = the SQLite file in state_dir" },
@@ -164,7 +162,7 @@ static const struct config_key config_keys[] = {
 	{ "pam_timeout", SCOPE_GLOBAL, set_int, "10", LIMIT_PAM_TIMEOUT_S_MIN,
 	  LIMIT_PAM_TIMEOUT_S_MAX, G(pam_timeout_s), 0,
 	  "seconds one PAM attempt may take; then its worker is killed and the client gets 503" },
-	{ "second_factor_prompt", SCOPE_GLOBAL, set_prompt, NULL, 1, LIMIT_PROMPT_BYTES,
+	{ "second_factor_prompt", SCOPE_GLOBAL, set_text, NULL, 1, LIMIT_PROMPT_BYTES,
 	  G(second_factor_prompt), 0,
 	  "the question shown when the PAM stack asks for a second factor, for every account: "
 	  "then a sign-in PAM refuses before asking anything is asked it too, so the question "
@@ -537,30 +535,11 @@ set_bool(const struct config_key *k, void *field, const char *text, const char *
 	return VEP_OK;
 }
 
-/* A libpq connection string: its syntax is libpq's, checked when the
- * server or --check connects; here only what no connection string holds. */
+/* Text of min..max bytes without control characters: words shown to users,
+ * a libpq connection string (whose syntax is libpq's, checked when the
+ * server or --check connects). */
 static int
-set_conninfo(const struct config_key *k, void *field, const char *text, const char *base_dir,
-    char *why, size_t whylen)
-{
-	const unsigned char *c;
-
-	if (text[0] == '\0' || strlen(text) > LIMIT_DATABASE_BYTES) {
-		whyf(why, whylen, "must be a connection string of 1 to %d bytes",
-		    LIMIT_DATABASE_BYTES);
-		return VEP_ERR_INVALID;
-	}
-	for (c = (const unsigned char *)text; *c != '\0'; c++)
-		if (*c < 0x20 || *c == 0x7f) {
-			whyf(why, whylen, "must not hold control characters");
-			return VEP_ERR_INVALID;
-		}
-	return store_text(field, text, why, whylen);
-}
-
-/* Words shown to users: min..max bytes, no control characters. */
-static int
-set_prompt(const struct config_key *k, void *field, const char *text, const char *base_dir,
+set_text(const struct config_key *k, void *field, const char *text, const char *base_dir,
     char *why, size_t whylen)
 {
 	const unsigned char *c;

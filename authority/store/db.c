@@ -163,7 +163,7 @@ int
 db_tx_begin(struct db *db)
 {
 	if (db->engine == DB_ENGINE_PG)
-		return pg_exec(db->pg, "BEGIN");
+		return pg_tx_begin(db->pg);
 	return db_exec(db->conn, "BEGIN IMMEDIATE");
 }
 
@@ -204,7 +204,7 @@ void
 db_tx_rollback(struct db *db)
 {
 	if (db->engine == DB_ENGINE_PG) {
-		(void)pg_exec(db->pg, "ROLLBACK");
+		pg_tx_rollback(db->pg);
 		return;
 	}
 	/* After SQLITE_FULL, SQLITE_NOMEM or an I/O error SQLite may already
@@ -219,7 +219,7 @@ db_tx_commit(struct db *db)
 	int ret;
 
 	if (db->engine == DB_ENGINE_PG)
-		return pg_exec(db->pg, "COMMIT");
+		return pg_tx_commit(db->pg);
 	if ((ret = db_exec(db->conn, "COMMIT")) != 0)
 		db_tx_rollback(db);
 	return ret;

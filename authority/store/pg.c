@@ -159,33 +159,32 @@ pg_command(struct pg *pg, const char *sql, PGresult **out)
 }
 
 int
-pg_exec(struct pg *pg, const char *sql)
+pg_tx_begin(struct pg *pg)
 {
-	int ret;
+	int ret = pg_command(pg, "BEGIN", NULL);
 
-	if (pg == NULL || sql == NULL)
-		return VEP_ERR_ARG;
-	if (strcmp(sql, "ROLLBACK") == 0) {
-		/* After a break the server rolled back already. */
-		if (!pg->broken_in_tx && PQstatus(pg->conn) == CONNECTION_OK)
-			(void)pg_command(pg, sql, NULL);
-		pg->in_tx = pg->broken_in_tx = 0;
-		return VEP_OK;
-	}
-	ret = pg_command(pg, sql, NULL);
-	if (strcmp(sql, "BEGIN") == 0 && ret == 0)
+	if (ret == 0)
 		pg->in_tx = 1;
-	else if (strcmp(sql, "COMMIT") == 0) {
-		/* A failed COMMIT ends the transaction too (rolled back). */
-		pg->in_tx = pg->broken_in_tx = 0;
-	}
 	return ret;
 }
 
 int
-pg_in_tx(struct pg *pg)
+pg_tx_commit(struct pg *pg)
 {
-	return pg != NULL && pg->in_tx;
+	int ret = pg_command(pg, "COMMIT", NULL);
+
+	/* A failed COMMIT ends the transaction too (rolled back). */
+	pg->in_tx = pg->broken_in_tx = 0;
+	return ret;
+}
+
+void
+pg_tx_rollback(struct pg *pg)
+{
+	/* After a break the server rolled back already. */
+	if (pg->in_tx && !pg->broken_in_tx && PQstatus(pg->conn) == CONNECTION_OK)
+		(void)pg_command(pg, "ROLLBACK", NULL);
+	pg->in_tx = pg->broken_in_tx = 0;
 }
 
 /* One integer from a query. */
@@ -214,6 +213,16 @@ pg_tx_lock(struct pg *pg, long long key)
 
 	(void)snprintf(sql, sizeof(sql), "SELECT 1 FROM pg_advisory_xact_lock(%lld)", key);
 	return pg_query_int(pg, sql, &one);
+}
+
+/* Notes that slot's statement is (being) prepared with these types. */
+static void
+pg_prepared_as(struct pg_prepared *p, int n, const Oid *types)
+{
+	p->ready = 1;
+	p->n = n;
+	if (n > 0)
+		memcpy(p->types, types, (size_t)n * sizeof(Oid));
 }
 
 static int
@@ -247,10 +256,7 @@ pg_run(struct pg *pg, int slot, const char *sql, int n, const Oid *types,
 			return ret;
 		}
 		PQclear(res);
-		p->ready = 1;
-		p->n = n;
-		if (n > 0)
-			memcpy(p->types, types, (size_t)n * sizeof(Oid));
+		pg_prepared_as(p, n, types);
 	}
 	if (pg_same_types(p, n, types))
 		res = PQexecPrepared(pg->conn, name, n, vals, lens, fmts, 0);
@@ -326,10 +332,7 @@ pg_pipeline_send(struct pg *pg, int slot, const char *sql, int n, const Oid *typ
 			goto fail;
 		if (pg_pipeline_expect(pg, slot) != 0)
 			return pg->pipe_err;
-		p->ready = 1;
-		p->n = n;
-		if (n > 0)
-			memcpy(p->types, types, (size_t)n * sizeof(Oid));
+		pg_prepared_as(p, n, types);
 	}
 	if (pg_same_types(p, n, types))
 		ok = PQsendQueryPrepared(pg->conn, name, n, vals, lens, fmts, 0);
@@ -428,7 +431,7 @@ pg_apply_migration(struct pg *pg, const struct db_migration *m)
 	char sql[96];
 	int v, ret;
 
-	if ((ret = pg_exec(pg, "BEGIN")) != 0)
+	if ((ret = pg_tx_begin(pg)) != 0)
 		return ret;
 	if ((ret = pg_tx_lock(pg, PG_LOCK_MIGRATE)) != 0 ||
 	    (ret = pg_command(pg, "CREATE TABLE IF NOT EXISTS vep_schema"
@@ -447,9 +450,9 @@ pg_apply_migration(struct pg *pg, const struct db_migration *m)
 	    " INSERT INTO vep_schema (version) VALUES (%d)", m->version);
 	if ((ret = pg_command(pg, sql, NULL)) != 0)
 		goto out;
-	return pg_exec(pg, "COMMIT");
+	return pg_tx_commit(pg);
 out:
-	(void)pg_exec(pg, "ROLLBACK");
+	pg_tx_rollback(pg);
 	return ret;
 }
 

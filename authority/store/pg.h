@@ -48,8 +48,12 @@ int pg_check(const char *conninfo, int busy_ms);
 /* Closes the connection. NULL-safe. */
 void pg_close(struct pg *pg);
 
-/* Runs one command that returns no rows (BEGIN, COMMIT, ...). */
-int pg_exec(struct pg *pg, const char *sql);
+/* A transaction: BEGIN; COMMIT (a failed one is rolled back, and ends the
+ * transaction all the same); ROLLBACK when one is open and the connection
+ * still holds it. */
+int pg_tx_begin(struct pg *pg);
+int pg_tx_commit(struct pg *pg);
+void pg_tx_rollback(struct pg *pg);
 
 /* Runs statement slot (text sql, $N placeholders) with n parameters in
  * text form (vals[i] NULL: NULL; lens/fmts as PQexecParams: fmts[i] 1 for
@@ -71,9 +75,6 @@ int pg_pipeline_begin(struct pg *pg);
 int pg_pipeline_send(struct pg *pg, int slot, const char *sql, int n, const Oid *types,
     const char *const *vals, const int *lens, const int *fmts);
 int pg_pipeline_end(struct pg *pg, int commit);
-
-/* Whether a transaction is open on the connection. */
-int pg_in_tx(struct pg *pg);
 
 /* The stored schema version into *out. */
 int pg_schema_version(struct pg *pg, int *out);

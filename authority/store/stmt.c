@@ -92,95 +92,75 @@ db_stmt(struct db *db, enum db_stmt_slot slot, const struct db_sql *sql,
 	return VEP_OK;
 }
 
-/* A PostgreSQL parameter slot, or NULL (remembered as an error). */
-static int
-pg_param(struct db_st *st, int i)
+/* Sets PostgreSQL parameter i (1-based) to val (borrowed; NULL: NULL) of
+ * type, len bytes in binary format when fmt is 1. An index out of range is
+ * remembered as the statement's error. */
+static void
+pg_set(struct db_st *st, int i, const char *val, Oid type, int len, int fmt)
 {
 	if (i < 1 || i > DB_PG_PARAMS_MAX) {
 		st->error = VEP_ERR_ARG;
-		return -1;
+		return;
 	}
 	if (i > st->n)
 		st->n = i;
-	return i - 1;
+	st->vals[i - 1] = val;
+	st->types[i - 1] = type;
+	st->lens[i - 1] = len;
+	st->fmts[i - 1] = fmt;
+}
+
+/* SQLite's answer to a bind, remembered as the statement's error. */
+static void
+sq_bound(struct db_st *st, int rc)
+{
+	if (rc != SQLITE_OK)
+		st->error = DB_ERR_INTERNAL;
 }
 
 void
 db_st_int(struct db_st *st, int i, int64_t v)
 {
-	int k;
-
 	if (st->sq != NULL) {
-		if (sqlite3_bind_int64(st->sq, i, v) != SQLITE_OK)
-			st->error = DB_ERR_INTERNAL;
+		sq_bound(st, sqlite3_bind_int64(st->sq, i, v));
 		return;
 	}
-	if ((k = pg_param(st, i)) < 0)
+	if (i < 1 || i > DB_PG_PARAMS_MAX) {
+		st->error = VEP_ERR_ARG;
 		return;
-	(void)snprintf(st->nums[k], sizeof(st->nums[k]), "%" PRId64, v);
-	st->vals[k] = st->nums[k];
-	st->types[k] = PG_OID_INT8;
-	st->lens[k] = 0;
-	st->fmts[k] = 0;
+	}
+	(void)snprintf(st->nums[i - 1], sizeof(st->nums[i - 1]), "%" PRId64, v);
+	pg_set(st, i, st->nums[i - 1], PG_OID_INT8, 0, 0);
 }
 
 void
 db_st_text(struct db_st *st, int i, const char *s)
 {
-	int k;
-
-	if (st->sq != NULL) {
-		if ((s != NULL ? sqlite3_bind_text(st->sq, i, s, -1, SQLITE_STATIC) :
-		    sqlite3_bind_null(st->sq, i)) != SQLITE_OK)
-			st->error = DB_ERR_INTERNAL;
-		return;
-	}
-	if ((k = pg_param(st, i)) < 0)
-		return;
-	st->vals[k] = s;
-	st->types[k] = PG_OID_TEXT;
-	st->lens[k] = 0;
-	st->fmts[k] = 0;
+	if (st->sq != NULL)
+		sq_bound(st, s != NULL ? sqlite3_bind_text(st->sq, i, s, -1, SQLITE_STATIC) :
+		    sqlite3_bind_null(st->sq, i));
+	else
+		pg_set(st, i, s, PG_OID_TEXT, 0, 0);
 }
 
 void
 db_st_null_int(struct db_st *st, int i)
 {
-	int k;
-
-	if (st->sq != NULL) {
-		if (sqlite3_bind_null(st->sq, i) != SQLITE_OK)
-			st->error = DB_ERR_INTERNAL;
-		return;
-	}
-	if ((k = pg_param(st, i)) < 0)
-		return;
-	st->vals[k] = NULL;
-	st->types[k] = PG_OID_INT8;
-	st->lens[k] = 0;
-	st->fmts[k] = 0;
+	if (st->sq != NULL)
+		sq_bound(st, sqlite3_bind_null(st->sq, i));
+	else
+		pg_set(st, i, NULL, PG_OID_INT8, 0, 0);
 }
 
 void
 db_st_blob(struct db_st *st, int i, const void *p, size_t n)
 {
-	int k;
-
-	if (n > INT32_MAX) {
+	if (n > INT32_MAX)
 		st->error = VEP_ERR_TOOBIG;
-		return;
-	}
-	if (st->sq != NULL) {
-		if (sqlite3_bind_blob(st->sq, i, p, (int)n, SQLITE_STATIC) != SQLITE_OK)
-			st->error = DB_ERR_INTERNAL;
-		return;
-	}
-	if ((k = pg_param(st, i)) < 0)
-		return;
-	st->vals[k] = p;
-	st->types[k] = PG_OID_BYTEA;
-	st->lens[k] = (int)n;
-	st->fmts[k] = 1;  /* binary: the bytes as they are */
+	else if (st->sq != NULL)
+		sq_bound(st, sqlite3_bind_blob(st->sq, i, p, (int)n, SQLITE_STATIC));
+	else  /* binary: the bytes as they are */
+		pg_set(st, i, p, PG_OID_BYTEA, (int)n, 1);
 }
 
 static int

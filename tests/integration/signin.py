@@ -12,7 +12,9 @@ runs the real libpam against these files. Nothing here mocks PAM.
 import glob
 import json
 import os
+import subprocess
 import tempfile
+import time
 
 import vephelp
 
@@ -32,6 +34,23 @@ ACCOUNTS = {
     "canary": ("CANARY-7d1e-pw", 1010),
     "slowpoke": ("slowpoke-pw", 1011),   # PAM takes a second for slow*
 }
+
+
+# Debian's pam_oath (libpam-oath), and the TOTP secret the tests give
+# their accounts (hex; codes from oathtool, Debian's oathtool).
+OATH_MODULE = "/usr/lib/x86_64-linux-gnu/security/pam_oath.so"
+OATH_SECRET = "3132333435363738393031323334353637383930"
+
+
+def totp(offset_s=0):
+    """The 6-digit TOTP code of OATH_SECRET now, or offset_s seconds from
+    now (pam_oath refuses a code it accepted before: a later time step
+    gives a new one)."""
+    args = ["oathtool", "--totp", "-d", "6", OATH_SECRET]
+    if offset_s:
+        args[1:1] = ["--now", time.strftime("%Y-%m-%d %H:%M:%S UTC",
+                                            time.gmtime(time.time() + offset_s))]
+    return subprocess.run(args, capture_output=True, text=True, check=True).stdout.strip()
 
 
 def libdir():
@@ -97,6 +116,16 @@ class World:
                       "state_dir = %s\npam_service = %s\n%s\n"
                       "[domain example.test]\nkey_dir = %s\n%s\n"
                       % (self.state, SERVICE, extra_config, self.keys, domain_extra))
+
+    def oath_users(self, names):
+        """Gives names a TOTP line (OATH_SECRET) in a users file, which the
+        stack's @USERS@ then names."""
+        users = vephelp.write(os.path.join(self.pamdir, "users.oath"),
+                              "".join("HOTP/T30/6 %s - %s\n" % (u, OATH_SECRET) for u in names))
+        path = os.path.join(self.pamdir, SERVICE)
+        with open(path) as f:
+            stack = f.read()
+        vephelp.write(path, stack.replace("@USERS@", users), 0o644)
 
     def env(self):
         return {

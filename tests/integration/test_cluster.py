@@ -21,7 +21,6 @@ directory, a Unix socket, no system service), a real HAProxy in front
 import os
 import re
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -33,8 +32,7 @@ import signin  # noqa: E402
 import vephelp  # noqa: E402
 
 C = vephelp.Checker("cluster")
-OATH = "/usr/lib/x86_64-linux-gnu/security/pam_oath.so"
-SECRET = "3132333435363738393031323334353637383930"
+totp = signin.totp
 FAIL_BODY = {"error": "wrong address or password"}
 
 
@@ -64,14 +62,9 @@ class Cluster:
                                   "trusted_proxies = 127.0.0.1\n"
                                   "metrics_listen = 127.0.0.1:0\n%s" % (pg.conninfo, extra),
                                   auth_last="auth [user_unknown=ignore success=ok default=bad] "
-                                  "%s usersfile=@USERS@ window=20\n" % OATH)
+                                  "%s usersfile=@USERS@ window=20\n" % signin.OATH_MODULE)
         w = self.world
-        users = vephelp.write(os.path.join(w.pamdir, "users.oath"),
-                              "HOTP/T30/6 mail.alice - %s\n" % SECRET)
-        stack = os.path.join(w.pamdir, signin.SERVICE)
-        with open(stack) as f:
-            text = f.read()
-        vephelp.write(stack, text.replace("@USERS@", users), 0o644)
+        w.oath_users(("mail.alice",))
         with open(w.config) as f:
             text = f.read()
         os.mkdir(os.path.join(w.tmp, "state2"), 0o700)
@@ -339,14 +332,6 @@ def check_instance_killed(cl):
             {r["instance"] for r in rows} == {"i1", "i2"}, {r["instance"] for r in rows})
 
 
-def totp(offset_s=0):
-    args = ["oathtool", "--totp", "-d", "6", SECRET]
-    if offset_s:
-        args[1:1] = ["--now", time.strftime("%Y-%m-%d %H:%M:%S UTC",
-                                            time.gmtime(time.time() + offset_s))]
-    return subprocess.run(args, capture_output=True, text=True, check=True).stdout.strip()
-
-
 def check_second_step(cl):
     """A sign-in with a second factor through HAProxy: its cookie brings
     the step back to the instance whose PAM helper asked (README); without
@@ -397,6 +382,7 @@ def check_configuration(cl):
     C.check("start, store out of reach: refused", rc != 0, (rc, err))
     C.check("... never the connection string", "SECRET-7f3a" not in out + err, err)
     for value, why in (("database = host=a\x01b", "control characters"),
+                       ("database = " + "h" * 1001, "1 to 1000 bytes"),
                        ("instance_name = idp/1", "A-Z a-z 0-9"),
                        ("instance_name = " + "x" * 65, "1 to 64 characters")):
         f = vephelp.write(os.path.join(w.tmp, "v.conf"),

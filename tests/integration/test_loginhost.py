@@ -75,22 +75,7 @@ def need():
         vephelp.skip("VEP_KEYTOOL is not set")
 
 
-def readme_block(first_line_prefix):
-    """The indented code block of README.md whose first line starts with
-    first_line_prefix (after its indentation), dedented: what an
-    administrator copies."""
-    with open(os.path.join(ROOT, "README.md")) as f:
-        lines = f.read().split("\n")
-    for i, line in enumerate(lines):
-        if line.strip().startswith(first_line_prefix) and line.startswith("    "):
-            indent = len(line) - len(line.lstrip())
-            out = []
-            for ln in lines[i:]:
-                if ln.strip() == "" or len(ln) - len(ln.lstrip()) < indent:
-                    break
-                out.append(ln[indent:])
-            return "\n".join(out) + "\n"
-    raise RuntimeError("README.md has no block starting %r" % first_line_prefix)
+readme_block = vephelp.readme_block
 
 
 def readme_forwarded_paths():

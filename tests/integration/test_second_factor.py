@@ -28,7 +28,6 @@ must ask five questions, show messages or say a password expired.
 """
 import os
 import re
-import subprocess
 import sys
 import time
 
@@ -38,21 +37,13 @@ import vephelp  # noqa: E402
 
 C = vephelp.Checker("second_factor")
 FAIL_BODY = {"error": "wrong address or password"}
-SECRET = "3132333435363738393031323334353637383930"
-OATH = "/usr/lib/x86_64-linux-gnu/security/pam_oath.so"
+OATH = signin.OATH_MODULE
+totp = signin.totp
 
 
 def test_module():
     build = os.path.dirname(os.path.dirname(os.environ["VEP_AUTHORITY"]))
     return os.path.join(build, "tests", "pam", "pam_vep_test.so")
-
-
-def totp(offset_s=0):
-    args = ["oathtool", "--totp", "-d", "6", SECRET]
-    if offset_s:
-        args[1:1] = ["--now", time.strftime("%Y-%m-%d %H:%M:%S UTC",
-                                            time.gmtime(time.time() + offset_s))]
-    return subprocess.run(args, capture_output=True, text=True, check=True).stdout.strip()
 
 
 EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -75,13 +66,7 @@ def oath_world(control="required", extra=""):
     pam_matrix in pam_unix's place; alice, bob, carol and canary have TOTP
     lines, the others none."""
     w = signin.World(extra_config=extra, matrix_control=control, auth_last=example_oath_line())
-    users = vephelp.write(os.path.join(w.pamdir, "users.oath"),
-                          "".join("HOTP/T30/6 %s - %s\n" % (u, SECRET)
-                                  for u in ("alice", "bob", "carol", "canary")))
-    path = os.path.join(w.pamdir, signin.SERVICE)
-    with open(path) as f:
-        stack = f.read().replace("@USERS@", users)
-    vephelp.write(path, stack, 0o644)
+    w.oath_users(("alice", "bob", "carol", "canary"))
     return w
 
 
@@ -336,6 +321,26 @@ def check_waiting_cap():
         C.eq("cap: clean exit", auth.stop(), 0)
 
 
+def check_config_limits():
+    """The new keys' limits, refused by --check with the key's name."""
+    w = signin.World()
+    with open(w.config) as f:
+        text = f.read()
+    for value, why in (("pam_answer_timeout = 9", "from 10 to 600"),
+                       ("pam_answer_timeout = 601", "from 10 to 600"),
+                       ("second_factor_prompt = " + "x" * 201, "1 to 200 bytes"),
+                       ("second_factor_prompt = Code\x07:", "control characters")):
+        conf = vephelp.write(os.path.join(w.tmp, "limits.conf"), value + "\n" + text)
+        rc, out, err = vephelp.run(["--config", conf, "--check"], env=w.env())
+        C.check("refused: %s (%s)" % (value[:40].replace("\x07", "\\x07"), why),
+                rc == 2 and why in err and value.split(" ")[0] in err, (rc, err))
+    conf = vephelp.write(os.path.join(w.tmp, "limits.conf"),
+                         "pam_answer_timeout = 600\nsecond_factor_prompt = " + "x" * 200 +
+                         "\n" + text)
+    rc, out, err = vephelp.run(["--config", conf, "--check"], env=w.env())
+    C.eq("the largest values: accepted", (rc, out.strip()), (0, "configuration OK"), err)
+
+
 def main():
     if signin.libdir() is None:
         vephelp.skip("libpam-wrapper is not installed")
@@ -346,6 +351,7 @@ def main():
     C.group(check_requisite)
     C.group(check_test_module)
     C.group(check_waiting_cap)
+    C.group(check_config_limits)
     return C.finish()
 
 
