@@ -235,7 +235,10 @@ audit_refusal(struct signin *sg, const char *email, const char *client_addr,
     const char *outcome)
 {
 	struct db_audit_row row = { 0 };
-	int64_t second = (int64_t)time(NULL);
+	/* The second the row is stamped with: time(NULL) reads a coarser
+	 * clock that lags up to a tick, so counting by it let a second's
+	 * rows exceed the cap around its start (seen: 25). */
+	int64_t ts_ms = now_ms(), second = ts_ms / 1000;
 
 	if (second != sg->refusal_second) {
 		if (sg->refusals_skipped > 0)
@@ -251,7 +254,7 @@ audit_refusal(struct signin *sg, const char *email, const char *client_addr,
 		return;
 	}
 	sg->refusals_audited++;
-	row.ts_ms = now_ms();
+	row.ts_ms = ts_ms;
 	row.event = DB_AUDIT_LOGIN_FAILURE;
 	row.email = email;
 	row.client_addr = client_addr;
