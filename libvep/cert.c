@@ -11,11 +11,13 @@
  */
 #include "cert.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "email.h"
 #include "err.h"
+#include "keymemo.h"
 #include "util.h"
 
 /* Payload member names, written in this order (as Persona's IdPs did). */
@@ -48,15 +50,6 @@ email_normalised(const char *s)
 	return ok;
 }
 
-/* Adds member name to obj, stealing v (jansson's json_object_set_new). */
-static int
-set_new(json_t *obj, const char *name, json_t *v)
-{
-	if (v == NULL)
-		return VEP_ERR_NOMEM;
-	return json_object_set_new(obj, name, v) == 0 ? VEP_OK : VEP_ERR_NOMEM;
-}
-
 int
 vep_cert_sign(const vep_key *domain_key, const struct vep_cert_params *p, char **out)
 {
@@ -71,11 +64,44 @@ vep_cert_sign(const vep_key *domain_key, const struct vep_cert_params *p, char *
 	    p, out);
 }
 
+/* The payload's text, written directly in the member order above and
+ * escaped as json_dumps escapes (vep_json_quote): the same bytes as the
+ * jansson tree this once was, without building one per certificate.
+ * pubkey is the key's canonical JSON text. *out is new text (free()). */
+static int
+payload_text(const struct vep_cert_params *p, const char *pubkey, char **out, size_t *outlen)
+{
+	size_t ilen = strlen(p->issuer), elen = strlen(p->email), klen = strlen(pubkey);
+	size_t cap = VEP_JSON_QUOTED_MAX(ilen) + VEP_JSON_QUOTED_MAX(elen) + klen + 128;
+	char *t, *o;
+
+	*out = NULL;
+	if ((t = malloc(cap)) == NULL)
+		return VEP_ERR_NOMEM;
+	o = t;
+	o += sprintf(o, "{\"" CERT_ISS "\":");
+	o += vep_json_quote(o, p->issuer, ilen);
+	o += sprintf(o, ",\"" CERT_IAT "\":%lld,\"" CERT_EXP "\":%lld,\"" CERT_PUBKEY "\":",
+	    (long long)p->iat_ms, (long long)p->exp_ms);
+	memcpy(o, pubkey, klen);
+	o += klen;
+	o += sprintf(o, ",\"" CERT_PRINCIPAL "\":{\"" CERT_EMAIL "\":");
+	o += vep_json_quote(o, p->email, elen);
+	*o++ = '}';
+	*o++ = '}';
+	*o = '\0';
+	*out = t;
+	*outlen = (size_t)(o - t);
+	return VEP_OK;
+}
+
 int
 vep_cert_sign_with(const struct vep_signer *s, const struct vep_cert_params *p, char **out)
 {
 	int ret = VEP_ERR_ARG;
-	json_t *payload = NULL, *principal = NULL;
+	char *made = NULL, *payload = NULL;
+	const char *pubkey;
+	size_t plen = 0;
 
 	if (out == NULL)
 		return VEP_ERR_ARG;
@@ -94,24 +120,15 @@ vep_cert_sign_with(const struct vep_signer *s, const struct vep_cert_params *p, 
 		goto out;
 
 	ret = VEP_ERR_NOMEM;
-	if ((payload = json_object()) == NULL || (principal = json_object()) == NULL)
+	if ((pubkey = p->pubkey_text) == NULL &&
+	    (pubkey = made = vep_key_to_json_text(p->pubkey)) == NULL)
 		goto out;
-	if ((ret = set_new(principal, CERT_EMAIL, json_string(p->email))) != 0)
+	if ((ret = payload_text(p, pubkey, &payload, &plen)) != 0)
 		goto out;
-	if ((ret = set_new(payload, CERT_ISS, json_string(p->issuer))) != 0 ||
-	    (ret = set_new(payload, CERT_IAT, json_integer(p->iat_ms))) != 0 ||
-	    (ret = set_new(payload, CERT_EXP, json_integer(p->exp_ms))) != 0 ||
-	    (ret = set_new(payload, CERT_PUBKEY, p->pubkey_json != NULL ?
-	    json_incref((json_t *)p->pubkey_json) : vep_key_to_json(p->pubkey))) != 0)
-		goto out;
-	ret = set_new(payload, CERT_PRINCIPAL, principal);
-	principal = NULL; /* stolen, even on failure */
-	if (ret != 0)
-		goto out;
-	ret = vep_jws_sign_with(s, payload, out);
+	ret = vep_jws_sign_text_with(s, payload, plen, out);
 out:
-	json_decref(principal);
-	json_decref(payload);
+	free(made);
+	free(payload);
 	return ret;
 }
 
@@ -124,6 +141,13 @@ vep_cert_parse(const char *text, size_t len, vep_cert **out)
 int
 vep_cert_parse_checked(const char *text, size_t len, enum vep_key_checks checks,
     vep_cert **out)
+{
+	return vep_cert_parse_memo(text, len, checks, NULL, out);
+}
+
+int
+vep_cert_parse_memo(const char *text, size_t len, enum vep_key_checks checks,
+    vep_keymemo *memo, vep_cert **out)
 {
 	int ret;
 	vep_cert *c = NULL;
@@ -172,7 +196,7 @@ vep_cert_parse_checked(const char *text, size_t len, enum vep_key_checks checks,
 	if ((c->issuer = strdup(json_string_value(iss))) == NULL ||
 	    (c->email = strdup(e)) == NULL)
 		goto out;
-	if ((ret = vep_key_from_json_checked(pk, checks, &c->pubkey)) != 0)
+	if ((ret = vep_key_from_json_memo(memo, pk, checks, &c->pubkey)) != 0)
 		goto out;
 	*out = c;
 	c = NULL;

@@ -15,6 +15,7 @@
 
 #include "jws.h"
 #include "key.h"
+#include "keymemo.h"
 
 /* Hard cap on a certificate's lifetime, whatever anyone asks (ms). */
 #define VEP_CERT_MAX_LIFETIME_MS (24LL * 3600 * 1000)
@@ -37,9 +38,10 @@ struct vep_cert_params {
 	int64_t iat_ms;
 	int64_t exp_ms;         /* must be > iat_ms, exp - iat <= VEP_CERT_MAX_LIFETIME_MS */
 	/* Optional (NULL: made here; zero-initialise the struct): pubkey's
-	 * JSON as vep_key_to_json makes it, put in the certificate instead of
-	 * made again (only referenced). */
-	const json_t *pubkey_json;
+	 * canonical JSON text as vep_key_to_json_text makes it, put in the
+	 * certificate as it is instead of made again (a caller that
+	 * remembers keys keeps it with the key). */
+	const char *pubkey_text;
 };
 
 /* Builds and signs a certificate with domain_key. *out is new text (free()). */
@@ -65,6 +67,12 @@ int vep_cert_parse(const char *text, size_t len, vep_cert **out);
  * key (key.h). */
 int vep_cert_parse_checked(const char *text, size_t len, enum vep_key_checks checks,
     vep_cert **out);
+
+/* vep_cert_parse_checked remembering the certified keys that passed in
+ * memo (keymemo.h; NULL: none), for a parser that checks many
+ * certificates of the same few keys. */
+int vep_cert_parse_memo(const char *text, size_t len, enum vep_key_checks checks,
+    vep_keymemo *memo, vep_cert **out);
 
 /* Checks the signature against any of keys[0..nkeys), then times
  * (vep_time_check). */

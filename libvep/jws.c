@@ -9,6 +9,7 @@
  * algorithm substitution), nor accept a respelled token (strict base64url,
  * strict JSON).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,26 +61,47 @@ vep_jws_sign(const vep_key *k, const json_t *payload, char **out)
 int
 vep_jws_sign_with(const struct vep_signer *s, const json_t *payload, char **out)
 {
-	const struct vep_alg *alg;
-	json_t *header = NULL;
-	char *htext = NULL, *ptext = NULL, *h64 = NULL, *p64 = NULL;
-	char *input = NULL, *s64 = NULL, *tok = NULL;
-	uint8_t *sig = NULL;
-	size_t siglen = 0, inlen = 0;
+	char *ptext = NULL;
 	int rc;
 
 	if (out != NULL)
 		*out = NULL;
-	if (s == NULL || s->pub == NULL || s->sign == NULL || out == NULL ||
-	    !json_is_object(payload) || (alg = vep_key_alg(s->pub)) == NULL) {
+	if (!json_is_object(payload))
+		return VEP_ERR_ARG;
+	if ((ptext = json_dumps(payload, JSON_COMPACT)) == NULL)
+		return VEP_ERR_NOMEM;
+	rc = vep_jws_sign_text_with(s, ptext, strlen(ptext), out);
+	free(ptext);
+	return rc;
+}
+
+int
+vep_jws_sign_text_with(const struct vep_signer *s, const char *payload, size_t plen,
+    char **out)
+{
+	const struct vep_alg *alg;
+	char htext[64];
+	char *h64 = NULL, *p64 = NULL;
+	char *input = NULL, *s64 = NULL, *tok = NULL;
+	uint8_t *sig = NULL;
+	size_t siglen = 0, inlen = 0;
+	int rc, hlen;
+
+	if (out != NULL)
+		*out = NULL;
+	if (s == NULL || s->pub == NULL || s->sign == NULL || out == NULL || payload == NULL ||
+	    plen == 0 || payload[0] != '{' || (alg = vep_key_alg(s->pub)) == NULL) {
 		rc = VEP_ERR_ARG;
 		goto out;
 	}
-	if ((header = json_pack("{s:s}", "alg", alg->name)) == NULL ||
-	    (htext = json_dumps(header, JSON_COMPACT)) == NULL ||
-	    (ptext = json_dumps(payload, JSON_COMPACT)) == NULL ||
-	    (h64 = vep_b64url_encode((const uint8_t *)htext, strlen(htext))) == NULL ||
-	    (p64 = vep_b64url_encode((const uint8_t *)ptext, strlen(ptext))) == NULL ||
+	/* Algorithm names are short ASCII words of the table: no escaping. */
+	hlen = snprintf(htext, sizeof(htext), "{\"alg\":\"%s\"}", alg->name);
+	if (hlen < 0 || (size_t)hlen >= sizeof(htext)) {
+		rc = VEP_ERR_ARG;
+		goto out;
+	}
+	if ((h64 = vep_b64url_encode((const uint8_t *)htext, (size_t)hlen)) == NULL ||
+	    (p64 = vep_b64url_encode((const uint8_t *)payload, plen)) == NULL ||
 	    (input = join_dot(h64, p64, &inlen)) == NULL) {
 		rc = VEP_ERR_NOMEM;
 		goto out;
@@ -94,9 +116,6 @@ vep_jws_sign_with(const struct vep_signer *s, const json_t *payload, char **out)
 	*out = tok;
 	rc = VEP_OK;
 out:
-	json_decref(header);
-	free(htext);
-	free(ptext);
 	free(h64);
 	free(p64);
 	free(input);

@@ -54,6 +54,13 @@ int vep_jws_sign(const vep_key *k, const json_t *payload, char **out);
  * sign function, else what its sign returns. */
 int vep_jws_sign_with(const struct vep_signer *s, const json_t *payload, char **out);
 
+/* The same for a payload already written as JSON text (plen bytes, one
+ * object: the caller's text is signed as it is, so it must be what
+ * json_dumps would give for the object it means, or at least valid JSON:
+ * vep_cert_sign_with writes it). */
+int vep_jws_sign_text_with(const struct vep_signer *s, const char *payload, size_t plen,
+    char **out);
+
 /* Parses len bytes of untrusted text. *out is new (vep_jws_free). */
 int vep_jws_parse(const char *text, size_t len, vep_jws **out);
 

@@ -577,3 +577,23 @@ vep_key_free(vep_key *k)
 	EVP_PKEY_free(k->pkey);
 	free(k);
 }
+
+int
+vep_key_share(const vep_key *k, vep_key **out)
+{
+	vep_key *c;
+
+	if (out != NULL)
+		*out = NULL;
+	if (k == NULL || out == NULL)
+		return VEP_ERR_ARG;
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return VEP_ERR_NOMEM;
+	if (EVP_PKEY_up_ref(k->pkey) != 1) {
+		free(c);
+		return vep_ossl_fail(VEP_ERR_CRYPTO);
+	}
+	*c = *k;
+	*out = c;
+	return VEP_OK;
+}

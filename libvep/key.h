@@ -120,6 +120,12 @@ int vep_key_public_equal(const vep_key *a, const vep_key *b);
 /* Returns a new key holding only the public half of k. */
 int vep_key_public_copy(const vep_key *k, vep_key **out);
 
+/* A new key that shares k's OpenSSL key (a reference, no copy): as cheap
+ * as a pointer, for a key that is only read (verified with, serialised).
+ * OpenSSL keys are not for concurrent use by two threads that change them,
+ * so share a private key only within one thread. */
+int vep_key_share(const vep_key *k, vep_key **out);
+
 /* A key fingerprint: lowercase hex SHA-256, in characters without the NUL,
  * and the size of a buffer that holds one with its NUL. */
 #define VEP_FINGERPRINT_HEX_LEN 64

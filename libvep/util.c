@@ -161,3 +161,43 @@ vep_utf8_sanitize(char *s)
 		p += n;
 	}
 }
+
+size_t
+vep_json_quote(char *out, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char *o = out;
+
+	*o++ = '"';
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char e = 0;
+
+		if (c >= 0x20 && c != '"' && c != '\\') {
+			*o++ = (char)c;
+			continue;
+		}
+		switch (c) {
+		case '"': e = '"'; break;
+		case '\\': e = '\\'; break;
+		case '\b': e = 'b'; break;
+		case '\f': e = 'f'; break;
+		case '\n': e = 'n'; break;
+		case '\r': e = 'r'; break;
+		case '\t': e = 't'; break;
+		default: break;
+		}
+		*o++ = '\\';
+		if (e != 0) {
+			*o++ = e;
+		} else {
+			*o++ = 'u';
+			*o++ = '0';
+			*o++ = '0';
+			*o++ = hex[c >> 4];
+			*o++ = hex[c & 0xf];
+		}
+	}
+	*o++ = '"';
+	return (size_t)(o - out);
+}

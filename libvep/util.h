@@ -23,6 +23,19 @@ int vep_json_parse_object(const char *text, size_t len, json_t **out);
  * when it is exactly integral and below 2^53). Returns 0 or VEP_ERR_INVALID. */
 int vep_json_get_ms(const json_t *obj, const char *name, int64_t *out);
 
+/* Bytes vep_json_quote may write for a string of len bytes: every byte
+ * as a six-character escape, and the two quotes. */
+#define VEP_JSON_QUOTED_MAX(len) (6 * (len) + 2)
+
+/* Writes s (len bytes of UTF-8) to out as a quoted JSON string, escaped
+ * exactly as jansson's compact dump escapes it ('"', '\\', the short
+ * escapes \b \f \n \r \t, other control characters as \u00XX, nothing
+ * else), so text composed with it is the text json_dumps would give. out
+ * has room for VEP_JSON_QUOTED_MAX(len) bytes; no NUL is written. Returns
+ * the bytes written. For the hot paths that write JSON of a known shape
+ * without building a jansson tree. */
+size_t vep_json_quote(char *out, const char *s, size_t len);
+
 /* Makes s (NUL-terminated) valid UTF-8 in place, for JSON: every byte of
  * a malformed, overlong or surrogate sequence, or one past U+10FFFF,
  * becomes '?'; valid text is left as it is. */

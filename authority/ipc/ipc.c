@@ -71,7 +71,7 @@ ipc_buf_reserve(struct ipc_buf *b, size_t need)
 	if (b->len)
 		memcpy(p, b->data, b->len);
 	if (b->data) {
-		explicit_bzero(b->data, b->cap);
+		explicit_bzero(b->data, b->len);
 		free(b->data);
 	}
 	b->data = p;
@@ -114,8 +114,11 @@ ipc_buf_clear(struct ipc_buf *b)
 {
 	if (b == NULL)
 		return;
+	/* Only the bytes in use can hold anything (struct ipc_buf): a
+	 * receive buffer sized for the largest frame wipes what it got,
+	 * not its whole capacity, every time. */
 	if (b->data) {
-		explicit_bzero(b->data, b->cap);
+		explicit_bzero(b->data, b->len);
 		free(b->data);
 	}
 	b->data = NULL;

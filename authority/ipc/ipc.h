@@ -42,7 +42,11 @@
 #define IPC_HEADER_BYTES 4
 
 /* A growable byte buffer that wipes what it drops. Zero-initialise it
- * (struct ipc_buf b = {0}); release with ipc_buf_clear. */
+ * (struct ipc_buf b = {0}); release with ipc_buf_clear. The bytes past len
+ * never hold anything that was put in (consuming wipes the tail, growing
+ * wipes the old block), so wiping the first len bytes wipes it all: code
+ * that writes into data directly (a recvmsg) sets len to what was written
+ * before anything else. */
 struct ipc_buf {
 	uint8_t *data;
 	size_t len;

@@ -17,6 +17,7 @@
 #include "email.h"
 #include "err.h"
 #include "issuance/keycheck.h"
+#include "keymemo.h"
 #include "keyproc/keeper.h"
 #include "secmem.h"
 #include "store/audit.h"
@@ -175,29 +176,66 @@ issuance_new(struct event_base *base, struct writer *writer, struct keeper_chan 
 }
 
 int
-issuance_user_key(struct issuance *is, const char *text, size_t len,
-    const struct keycache_entry **out, char fp[VEP_FINGERPRINT_BUFSZ])
+issuance_user_key(struct issuance *is, const json_t *value, const struct keycache_entry **out,
+    char fp[VEP_FINGERPRINT_BUFSZ])
 {
-	json_t *obj = NULL;
+	uint8_t members[VEP_KEYMEMO_BYTES_MAX];
+	enum keycache_kind kind;
+	const char *id;
+	size_t idlen;
+	json_t *parsed = NULL;
+	const json_t *obj;
 	vep_key *k = NULL;
 	int rc;
 
+	*out = NULL;
 	fp[0] = '\0';
-	if ((*out = keycache_get(is->keycache, text, len)) != NULL) {
+	if (json_is_string(value)) {
+		kind = KEYCACHE_TEXT;
+		id = json_string_value(value);
+		idlen = json_string_length(value);
+	} else if (json_is_object(value)) {
+		/* Found by its members, not by its text written out again. */
+		kind = KEYCACHE_MEMBERS;
+		id = (const char *)members;
+		idlen = vep_key_json_members(value, members);
+	} else {
+		return VEP_ERR_ARG;
+	}
+	if (idlen > 0 && (*out = keycache_get(is->keycache, kind, id, idlen)) != NULL) {
 		snprintf(fp, VEP_FINGERPRINT_BUFSZ, "%s", (*out)->fp);
 		return VEP_OK;
 	}
-	if ((rc = vep_json_parse_object(text, len, &obj)) == 0 &&
-	    (rc = vep_key_from_json_checked(obj, VEP_KEY_CHECKS_CHEAP, &k)) == 0 &&
+	if (kind == KEYCACHE_TEXT) {
+		if ((rc = vep_json_parse_object(id, idlen, &parsed)) != 0)
+			return rc;
+		obj = parsed;
+		if (idlen > KEYCACHE_TEXT_MAX) {
+			/* Padded past what the cache keeps: remembered by its
+			 * members instead, which fit for every key of ours. */
+			kind = KEYCACHE_MEMBERS;
+			id = (const char *)members;
+			idlen = vep_key_json_members(obj, members);
+		}
+	} else {
+		obj = value;
+	}
+	if ((rc = vep_key_from_json_checked(obj, VEP_KEY_CHECKS_CHEAP, &k)) == 0 &&
 	    (rc = vep_key_fingerprint(k, fp)) == 0 &&
 	    (rc = keycheck_costly(is->keycheck, k, fp)) == 0) {
-		*out = keycache_put(is->keycache, text, len, k, fp);
-		k = NULL;
-		if (*out == NULL)
-			rc = VEP_ERR_NOMEM;
+		if (idlen > 0) {
+			*out = keycache_put(is->keycache, kind, id, idlen, k, fp);
+			k = NULL;
+			if (*out == NULL)
+				rc = VEP_ERR_NOMEM;
+		} else {
+			/* Not an object of strings: no key of ours (the parser
+			 * refused it above); never remembered. */
+			rc = VEP_ERR_INVALID;
+		}
 	}
 	vep_key_free(k);
-	json_decref(obj);
+	json_decref(parsed);
 	return rc;
 }
 
@@ -255,7 +293,7 @@ issuance_certify(struct issuance *is, const struct issuance_order *o, issuance_d
 	p.issuer = config_domain_issuer(d->cfg);
 	p.email = w->email;
 	p.pubkey = o->pubkey;
-	p.pubkey_json = o->pubkey_json;
+	p.pubkey_text = o->pubkey_text;
 	p.iat_ms = now - CERT_BACKDATE_MS;
 	p.exp_ms = now + (int64_t)o->lifetime_s * 1000;
 	if (p.exp_ms - p.iat_ms > VEP_CERT_MAX_LIFETIME_MS)

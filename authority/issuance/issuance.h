@@ -49,7 +49,7 @@ struct issuance_order {
 	const char *key_fp;           /* its fingerprint (vep_key_fingerprint) */
 	long lifetime_s;              /* asked for; capped by VEP_CERT_MAX_LIFETIME_MS */
 	const char *client_addr;      /* for the audit row */
-	const json_t *pubkey_json;    /* pubkey's JSON (vep_key_to_json), or NULL */
+	const char *pubkey_text;      /* pubkey's JSON text (vep_key_to_json_text), or NULL */
 };
 
 /* A certificate issued and recorded; valid during the callback only. */
@@ -66,15 +66,16 @@ typedef void (*issuance_done_fn)(int rc, const struct issuance_cert *c, void *ar
 int issuance_new(struct event_base *base, struct writer *writer,
     struct keeper_chan *keeper, struct log *log, struct issuance **out);
 
-/* The user key whose BrowserID JSON is text (len bytes) under the whole
- * key policy: parsed, fingerprinted and checked once per distinct text and
- * loop (issuance/keycache.h; the costly rules once per key,
- * issuance/keycheck.h). Returns 0 with *out (borrowed until this loop's
- * next call here), or what the parser or the policy refused
- * (VEP_ERR_INVALID, VEP_ERR_KEY, VEP_ERR_TOOBIG...), or VEP_ERR_NOMEM.
- * fp gets the key's fingerprint whenever it is known (a refused key's
- * too, for the audit row), else "". */
-int issuance_user_key(struct issuance *is, const char *text, size_t len,
+/* The user key of a request's "pubkey" value (borrowed): a BrowserID key
+ * object, or its JSON text (what a user agent's genKeyPair returns), under
+ * the whole key policy: parsed, fingerprinted and checked once per distinct
+ * text or object and loop (issuance/keycache.h; the costly rules once per
+ * key, issuance/keycheck.h). Returns 0 with *out (borrowed until this
+ * loop's next call here), VEP_ERR_ARG when value is neither, what the
+ * parser or the policy refused (VEP_ERR_INVALID, VEP_ERR_KEY,
+ * VEP_ERR_TOOBIG...), or VEP_ERR_NOMEM. fp gets the key's fingerprint
+ * whenever it is known (a refused key's too, for the audit row), else "". */
+int issuance_user_key(struct issuance *is, const json_t *value,
     const struct keycache_entry **out, char fp[VEP_FINGERPRINT_BUFSZ]);
 
 /* "the key process does not answer" when is cannot sign now, or NULL. */

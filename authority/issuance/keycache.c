@@ -14,8 +14,9 @@
 struct slot {
 	char *text;                    /* owned; NULL: empty */
 	size_t len;
+	enum keycache_kind kind;
 	vep_key *key;                  /* owned */
-	json_t *json;                  /* owned */
+	char *json;                    /* owned: the key's canonical JSON text */
 	char fp[VEP_FINGERPRINT_BUFSZ];
 	struct keycache_entry entry;   /* pointing into the above */
 };
@@ -44,7 +45,7 @@ slot_clear(struct slot *s)
 {
 	free(s->text);
 	vep_key_free(s->key);
-	json_decref(s->json);
+	free(s->json);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -56,17 +57,18 @@ keycache_new(struct keycache **out)
 }
 
 const struct keycache_entry *
-keycache_get(struct keycache *kc, const char *text, size_t len)
+keycache_get(struct keycache *kc, enum keycache_kind kind, const char *text, size_t len)
 {
 	struct slot *s = &kc->slots[slot_of(text, len)];
 
-	if (s->text == NULL || s->len != len || memcmp(s->text, text, len) != 0)
+	if (s->text == NULL || s->kind != kind || s->len != len || memcmp(s->text, text, len) != 0)
 		return NULL;
 	return &s->entry;
 }
 
 const struct keycache_entry *
-keycache_put(struct keycache *kc, const char *text, size_t len, vep_key *key, const char *fp)
+keycache_put(struct keycache *kc, enum keycache_kind kind, const char *text, size_t len,
+    vep_key *key, const char *fp)
 {
 	struct slot *s;
 
@@ -76,7 +78,7 @@ keycache_put(struct keycache *kc, const char *text, size_t len, vep_key *key, co
 	}
 	s = &kc->slots[slot_of(text, len)];
 	slot_clear(s);
-	if ((s->text = malloc(len + 1)) == NULL || (s->json = vep_key_to_json(key)) == NULL) {
+	if ((s->text = malloc(len + 1)) == NULL || (s->json = vep_key_to_json_text(key)) == NULL) {
 		slot_clear(s);
 		vep_key_free(key);
 		return NULL;
@@ -84,11 +86,12 @@ keycache_put(struct keycache *kc, const char *text, size_t len, vep_key *key, co
 	memcpy(s->text, text, len);
 	s->text[len] = '\0';
 	s->len = len;
+	s->kind = kind;
 	s->key = key;
 	snprintf(s->fp, sizeof(s->fp), "%s", fp);
 	s->entry.key = s->key;
 	s->entry.fp = s->fp;
-	s->entry.json = s->json;
+	s->entry.text = s->json;
 	return &s->entry;
 }
 

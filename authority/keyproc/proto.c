@@ -99,6 +99,8 @@ keeper_recv(int sock, struct ipc_msg **out, int *fd, int timeout_ms)
 	do
 		n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
+	/* What the kernel wrote is what ipc_buf_clear wipes. */
+	in.len = n > 0 ? (size_t)n : 0;
 	for (c = CMSG_FIRSTHDR(&m); n > 0 && c != NULL; c = CMSG_NXTHDR(&m, c))
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
 		    c->cmsg_len == CMSG_LEN(sizeof(int)))
@@ -111,7 +113,6 @@ keeper_recv(int sock, struct ipc_msg **out, int *fd, int timeout_ms)
 		rc = VEP_ERR_TOOBIG;
 		goto out;
 	}
-	in.len = (size_t)n;
 	/* Exactly one whole frame: a packet that holds less (*out NULL) or
 	 * more is not one of ours. */
 	rc = ipc_take_msg_max(&in, KEEPER_FRAME_MAX, out);

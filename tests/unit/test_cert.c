@@ -78,6 +78,26 @@ test_sign_exact_payload(void)
 	    (long long)T_IAT, (long long)T_EXP, kj);
 	ASSERT_STREQ(hdr, "{\"alg\":\"RS256\"}");
 	ASSERT_STREQ(pl, want);
+	/* The key's text handed in (what a caller that remembers keys does)
+	 * gives the same certificate, byte for byte (PKCS#1 v1.5 signatures
+	 * are deterministic); and the payload is the text a jansson tree of
+	 * the same members dumps to. */
+	struct vep_cert_params p = {
+		.issuer = "example.com", .email = "Alice@example.com", .pubkey = user_key,
+		.iat_ms = T_IAT, .exp_ms = T_EXP, .pubkey_text = kj,
+	};
+	char *c2 = NULL;
+	ASSERT_EQ(vep_cert_sign(domain_key, &p, &c2), 0);
+	ASSERT_STREQ(c2, c);
+	free(c2);
+	json_t *tree = json_pack("{s:s,s:I,s:I,s:o,s:{s:s}}", "iss", "example.com", "iat",
+	    (json_int_t)T_IAT, "exp", (json_int_t)T_EXP, "public-key", vep_key_to_json(user_key),
+	    "principal", "email", "Alice@example.com");
+	ASSERT_TRUE(tree != NULL);
+	char *dumped = json_dumps(tree, JSON_COMPACT);
+	ASSERT_STREQ(pl, dumped);
+	free(dumped);
+	json_decref(tree);
 	free(hdr);
 	free(pl);
 	free(kj);

@@ -150,6 +150,55 @@ test_now(void)
 	ASSERT_TRUE(b >= a);
 }
 
+/* What json_dumps writes for the string s of len bytes (quoted). */
+static char *
+jansson_quoted(const char *s, size_t len)
+{
+	json_t *str = json_stringn(s, len);
+	char *out = str != NULL ? json_dumps(str, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+
+	json_decref(str);
+	return out;
+}
+
+/* vep_json_quote writes what jansson would, for every ASCII byte (NUL and
+ * the control characters included), multi-byte UTF-8, and an empty string;
+ * and never more than VEP_JSON_QUOTED_MAX. */
+static void
+test_json_quote(void)
+{
+	static const char *const samples[] = {
+		"", "alice@example.com", "a\"b\\c/d", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+		"\b\f\n\r\t\x01\x1f\x7f", "eyJhbGciOiJSUzI1NiJ9.e30.AA~x",
+	};
+	char buf[VEP_JSON_QUOTED_MAX(256) + 1];
+	char *want;
+	size_t n;
+
+	for (int c = 0; c < 128; c++) {
+		char one = (char)c;
+		n = vep_json_quote(buf, &one, 1);
+		ASSERT_TRUE(n <= VEP_JSON_QUOTED_MAX(1));
+		buf[n] = '\0';
+		ASSERT_TRUE((want = jansson_quoted(&one, 1)) != NULL);
+		ASSERT_STREQ(buf, want);
+		free(want);
+	}
+	for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++) {
+		size_t len = strlen(samples[i]);
+		n = vep_json_quote(buf, samples[i], len);
+		ASSERT_TRUE(n <= VEP_JSON_QUOTED_MAX(len));
+		buf[n] = '\0';
+		ASSERT_TRUE((want = jansson_quoted(samples[i], len)) != NULL);
+		ASSERT_STREQ(buf, want);
+		free(want);
+	}
+	/* The bound is reached: every byte a six-character escape. */
+	char ctl[256];
+	memset(ctl, 0x01, sizeof(ctl));
+	ASSERT_EQ(vep_json_quote(buf, ctl, sizeof(ctl)), VEP_JSON_QUOTED_MAX(sizeof(ctl)));
+}
+
 int
 main(void)
 {
@@ -159,5 +208,6 @@ main(void)
 	RUN(test_json_size_limit);
 	RUN(test_get_ms);
 	RUN(test_now);
+	RUN(test_json_quote);
 	return harness_done();
 }
