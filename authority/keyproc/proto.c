@@ -80,12 +80,16 @@ keeper_recv(int sock, struct ipc_msg **out, int *fd, int timeout_ms)
 
 	*out = NULL;
 	*fd = -1;
-	do
-		rc = poll(&p, 1, timeout_ms);
-	while (rc < 0 && errno == EINTR);
-	if (rc <= 0) {
-		rc = VEP_ERR_IO;
-		goto out;
+	/* Without a timeout the recvmsg below waits by itself: one system
+	 * call a request fewer for the key process's threads. */
+	if (timeout_ms >= 0) {
+		do
+			rc = poll(&p, 1, timeout_ms);
+		while (rc < 0 && errno == EINTR);
+		if (rc <= 0) {
+			rc = VEP_ERR_IO;
+			goto out;
+		}
 	}
 	if ((rc = ipc_buf_reserve(&in, want)) != VEP_OK)
 		goto out;
