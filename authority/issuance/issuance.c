@@ -47,6 +47,12 @@ struct issuance {
 	unsigned n;
 	struct event *flush;
 	int scheduled;
+	/* A batch is with the writer. The next one waits until it is done
+	 * and takes every row signed meanwhile: one commit (one fsync) per
+	 * round trip of the disk instead of one per loop iteration, with no
+	 * certificate waiting longer than it would behind the writer's queue
+	 * (jobs run in order). */
+	int inflight;
 };
 
 /* One batch on its way to disk with the certificates waiting for it. */
@@ -92,17 +98,24 @@ do_commit(struct db *db, void *arg)
 	return db_audit_batch_commit(db, c->batch);
 }
 
+static void flush(struct issuance *is);
+
 static void
 commit_done(int rc, void *arg)
 {
 	struct commit *c = arg;
+	struct issuance *is = c->is;
 
 	if (rc != 0)
-		log_error(c->is->log, "audit of %u certificate%s: %s (not issued)", c->n,
+		log_error(is->log, "audit of %u certificate%s: %s (not issued)", c->n,
 		    c->n == 1 ? "" : "s", srv_strerror(rc));
 	report_all(c->head, rc);
 	db_audit_batch_free(c->batch);
 	free(c);
+	is->inflight = 0;
+	/* What was signed while this batch was on its way goes now. */
+	if (is->n > 0 && !is->scheduled)
+		flush(is);
 }
 
 /* Hands the current batch to the writer thread and starts a new one. */
@@ -112,7 +125,9 @@ flush(struct issuance *is)
 	struct commit *c;
 
 	is->scheduled = 0;
-	if (is->n == 0)
+	/* A full batch goes even behind another (enqueue), so a batch never
+	 * grows past DB_AUDIT_BATCH_MAX. */
+	if (is->n == 0 || (is->inflight && is->n < DB_AUDIT_BATCH_MAX))
 		return;
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		goto fail;
@@ -128,6 +143,7 @@ flush(struct issuance *is)
 	is->head = NULL;
 	is->tail = &is->head;
 	is->n = 0;
+	is->inflight = 1;
 	if (writer_submit(is->writer, do_commit, commit_done, c) != 0)
 		commit_done(VEP_ERR_NOMEM, c);
 	return;
