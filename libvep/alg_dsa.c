@@ -307,36 +307,21 @@ out:
 	return rc;
 }
 
+/* A DER DSA-Sig-Value (derlen bytes) -> JWS form: r||s, each left-padded
+ * to q's length; *sig is new (free()). */
 static int
-dsa_sign(const struct vep_alg *alg, EVP_PKEY *pkey, const uint8_t *msg,
-    size_t len, uint8_t **sig, size_t *siglen)
+dsa_der_to_jws(const struct vep_alg *alg, const unsigned char *der, size_t derlen,
+    uint8_t **sig, size_t *siglen)
 {
-	EVP_MD_CTX *mctx = NULL;
 	DSA_SIG *ds = NULL;
 	const BIGNUM *r, *s;
-	const unsigned char *dp;
-	unsigned char *der = NULL;
+	const unsigned char *dp = der;
 	uint8_t *buf = NULL;
-	size_t derlen = 0, qbytes = (size_t)alg->qbits / 8;
+	size_t qbytes = (size_t)alg->qbits / 8;
 	int rc;
 
 	*sig = NULL;
 	*siglen = 0;
-	if ((mctx = EVP_MD_CTX_new()) == NULL ||
-	    EVP_DigestSignInit(mctx, NULL, dsa_md(alg), NULL, pkey) != 1 ||
-	    EVP_DigestSign(mctx, NULL, &derlen, msg, len) != 1) {
-		rc = vep_ossl_fail(VEP_ERR_CRYPTO);
-		goto out;
-	}
-	if ((der = malloc(derlen)) == NULL) {
-		rc = VEP_ERR_NOMEM;
-		goto out;
-	}
-	if (EVP_DigestSign(mctx, der, &derlen, msg, len) != 1) {
-		rc = vep_ossl_fail(VEP_ERR_CRYPTO);
-		goto out;
-	}
-	dp = der;
 	if ((ds = d2i_DSA_SIG(NULL, &dp, (long)derlen)) == NULL) {
 		rc = vep_ossl_fail(VEP_ERR_CRYPTO);
 		goto out;
@@ -358,9 +343,120 @@ dsa_sign(const struct vep_alg *alg, EVP_PKEY *pkey, const uint8_t *msg,
 	rc = VEP_OK;
 out:
 	free(buf);
-	free(der);
 	DSA_SIG_free(ds);
+	return rc;
+}
+
+static int
+dsa_sign(const struct vep_alg *alg, EVP_PKEY *pkey, const uint8_t *msg,
+    size_t len, uint8_t **sig, size_t *siglen)
+{
+	EVP_MD_CTX *mctx = NULL;
+	unsigned char *der = NULL;
+	size_t derlen = 0;
+	int rc;
+
+	*sig = NULL;
+	*siglen = 0;
+	if ((mctx = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestSignInit(mctx, NULL, dsa_md(alg), NULL, pkey) != 1 ||
+	    EVP_DigestSign(mctx, NULL, &derlen, msg, len) != 1) {
+		rc = vep_ossl_fail(VEP_ERR_CRYPTO);
+		goto out;
+	}
+	if ((der = malloc(derlen)) == NULL) {
+		rc = VEP_ERR_NOMEM;
+		goto out;
+	}
+	if (EVP_DigestSign(mctx, der, &derlen, msg, len) != 1) {
+		rc = vep_ossl_fail(VEP_ERR_CRYPTO);
+		goto out;
+	}
+	rc = dsa_der_to_jws(alg, der, derlen, sig, siglen);
+out:
+	free(der);
 	EVP_MD_CTX_free(mctx);
+	return rc;
+}
+
+/* A prepared DSA signing context, for the same reasons as alg_rsa.c's (the
+ * domain key is RSA in every deployment; DSA has it so that a signer
+ * behaves the same for every key): the family's digest (dsa_md's) fetched
+ * once, an EVP_PKEY_CTX initialised once with it as the signature digest,
+ * so a signature is the digest of msg and EVP_PKEY_sign on it, then the
+ * same DER -> r||s as dsa_sign. The ctx refers to the caller's pkey, which
+ * outlives it (key.c's signer). */
+struct dsa_prep {
+	EVP_MD *md;                      /* fetched SHA-1 (DS128) or SHA-256 (DS256) */
+	EVP_PKEY_CTX *pctx;              /* sign-initialised with md */
+	size_t dermax;                   /* largest DER signature of the key */
+};
+
+static void
+dsa_sign_release(void *prep)
+{
+	struct dsa_prep *dp = prep;
+
+	if (dp == NULL)
+		return;
+	EVP_PKEY_CTX_free(dp->pctx);
+	EVP_MD_free(dp->md);
+	free(dp);
+}
+
+static int
+dsa_sign_prepare(const struct vep_alg *alg, EVP_PKEY *pkey, void **prep)
+{
+	struct dsa_prep *dp = NULL;
+	int rc, size;
+
+	*prep = NULL;
+	if ((dp = calloc(1, sizeof(*dp))) == NULL) {
+		rc = VEP_ERR_NOMEM;
+		goto out;
+	}
+	if ((size = EVP_PKEY_get_size(pkey)) <= 0 ||
+	    (dp->md = EVP_MD_fetch(NULL, EVP_MD_get0_name(dsa_md(alg)), NULL)) == NULL ||
+	    (dp->pctx = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL)) == NULL ||
+	    EVP_PKEY_sign_init(dp->pctx) != 1 ||
+	    EVP_PKEY_CTX_set_signature_md(dp->pctx, dp->md) != 1) {
+		rc = vep_ossl_fail(VEP_ERR_CRYPTO);
+		goto out;
+	}
+	dp->dermax = (size_t)size;
+	*prep = dp;
+	dp = NULL;
+	rc = VEP_OK;
+out:
+	dsa_sign_release(dp);
+	return rc;
+}
+
+/* dsa_sign's output and checks, on a prepared context. */
+static int
+dsa_sign_prepared(const struct vep_alg *alg, void *prep, const uint8_t *msg, size_t len,
+    uint8_t **sig, size_t *siglen)
+{
+	struct dsa_prep *dp = prep;
+	unsigned char dgst[EVP_MAX_MD_SIZE], *der = NULL;
+	unsigned int dlen = 0;
+	size_t derlen = dp->dermax;
+	int rc;
+
+	*sig = NULL;
+	*siglen = 0;
+	if ((der = malloc(derlen)) == NULL) {
+		rc = VEP_ERR_NOMEM;
+		goto out;
+	}
+	if (EVP_Digest(msg, len, dgst, &dlen, dp->md, NULL) != 1 ||
+	    EVP_PKEY_sign(dp->pctx, der, &derlen, dgst, dlen) != 1) {
+		rc = vep_ossl_fail(VEP_ERR_CRYPTO);
+		goto out;
+	}
+	rc = dsa_der_to_jws(alg, der, derlen, sig, siglen);
+out:
+	free(der);
 	return rc;
 }
 
@@ -433,4 +529,7 @@ const struct vep_alg_ops vep_alg_dsa_ops = {
 	.generate = dsa_generate,
 	.sign = dsa_sign,
 	.verify = dsa_verify,
+	.sign_prepare = dsa_sign_prepare,
+	.sign_prepared = dsa_sign_prepared,
+	.sign_release = dsa_sign_release,
 };

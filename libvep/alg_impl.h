@@ -57,6 +57,20 @@ struct vep_alg_ops {
 	/* Verifies a JWS-form signature: 0 or VEP_ERR_BADSIG. */
 	int (*verify)(const struct vep_alg *alg, EVP_PKEY *pkey,
 	    const uint8_t *msg, size_t len, const uint8_t *sig, size_t siglen);
+
+	/* A prepared signing context (key.h's vep_key_signer): what sign
+	 * sets up per call (the digest's fetch, the EVP_PKEY_CTX and its
+	 * parameters) done once. sign_prepare builds *prep (new, opaque)
+	 * for pkey, which the caller keeps alive and unchanged until
+	 * sign_release; sign_prepared then gives exactly what sign gives
+	 * for that key (same checks, same form, same errors), one thread at
+	 * a time per prep; sign_release frees prep (NULL-safe). All three
+	 * NULL for a family that has no prepared path: key.c then calls
+	 * sign on the signer's own key. */
+	int (*sign_prepare)(const struct vep_alg *alg, EVP_PKEY *pkey, void **prep);
+	int (*sign_prepared)(const struct vep_alg *alg, void *prep, const uint8_t *msg,
+	    size_t len, uint8_t **sig, size_t *siglen);
+	void (*sign_release)(void *prep);
 };
 
 extern const struct vep_alg_ops vep_alg_rsa_ops;

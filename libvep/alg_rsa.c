@@ -384,6 +384,99 @@ out:
 	return rc;
 }
 
+/* A prepared RSASSA-PKCS1-v1_5 / SHA-256 signing context: rsa_sign's
+ * EVP_DigestSignInit, per signature, fetches SHA-256 and the RSA signature
+ * implementation (EVP_sha256() is a legacy pointer: each init looks the
+ * provider's up again), makes a new EVP_PKEY_CTX and sets its padding and
+ * digest. Here that is done once: the digest is fetched once, the ctx is
+ * initialised once, and a signature costs the SHA-256 of msg and
+ * EVP_PKEY_sign on the digest. OpenSSL 3.0 lets EVP_PKEY_sign run again
+ * and again on one initialised ctx (the provider keeps no per-signature
+ * state in it; test_key checks many signatures on one signer). The ctx
+ * refers to the caller's pkey, which outlives it (key.c's signer). */
+struct rsa_prep {
+	EVP_MD *md;                      /* fetched SHA-256 */
+	EVP_PKEY_CTX *pctx;              /* sign-initialised: PKCS#1 v1.5, SHA-256 */
+};
+
+static void
+rsa_sign_release(void *prep)
+{
+	struct rsa_prep *rp = prep;
+
+	if (rp == NULL)
+		return;
+	EVP_PKEY_CTX_free(rp->pctx);
+	EVP_MD_free(rp->md);
+	free(rp);
+}
+
+static int
+rsa_sign_prepare(const struct vep_alg *alg, EVP_PKEY *pkey, void **prep)
+{
+	struct rsa_prep *rp = NULL;
+	int rc;
+
+	(void)alg;
+	*prep = NULL;
+	if ((rp = calloc(1, sizeof(*rp))) == NULL) {
+		rc = VEP_ERR_NOMEM;
+		goto out;
+	}
+	/* Padding and digest are set explicitly: the ctx's defaults are not
+	 * what this file promises, only what OpenSSL happens to pick. */
+	if ((rp->md = EVP_MD_fetch(NULL, "SHA256", NULL)) == NULL ||
+	    (rp->pctx = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL)) == NULL ||
+	    EVP_PKEY_sign_init(rp->pctx) != 1 ||
+	    EVP_PKEY_CTX_set_rsa_padding(rp->pctx, RSA_PKCS1_PADDING) != 1 ||
+	    EVP_PKEY_CTX_set_signature_md(rp->pctx, rp->md) != 1) {
+		rc = vep_ossl_fail(VEP_ERR_CRYPTO);
+		goto out;
+	}
+	*prep = rp;
+	rp = NULL;
+	rc = VEP_OK;
+out:
+	rsa_sign_release(rp);
+	return rc;
+}
+
+/* rsa_sign's output and checks, on a prepared context. */
+static int
+rsa_sign_prepared(const struct vep_alg *alg, void *prep, const uint8_t *msg, size_t len,
+    uint8_t **sig, size_t *siglen)
+{
+	struct rsa_prep *rp = prep;
+	unsigned char dgst[EVP_MAX_MD_SIZE];
+	unsigned int dlen = 0;
+	uint8_t *buf = NULL;
+	size_t blen = alg->sig_len;
+	int rc;
+
+	*sig = NULL;
+	*siglen = 0;
+	if ((buf = malloc(blen)) == NULL) {
+		rc = VEP_ERR_NOMEM;
+		goto out;
+	}
+	if (EVP_Digest(msg, len, dgst, &dlen, rp->md, NULL) != 1 ||
+	    EVP_PKEY_sign(rp->pctx, buf, &blen, dgst, dlen) != 1) {
+		rc = vep_ossl_fail(VEP_ERR_CRYPTO);
+		goto out;
+	}
+	if (blen != alg->sig_len) {
+		rc = VEP_ERR_CRYPTO;
+		goto out;
+	}
+	*sig = buf;
+	*siglen = blen;
+	buf = NULL;
+	rc = VEP_OK;
+out:
+	free(buf);
+	return rc;
+}
+
 /* The JS signer emits the signature integer without leading zero bytes, so
  * about one signature in 256 is shorter than the modulus: left-pad it. A
  * longer one can never be valid. */
@@ -436,4 +529,7 @@ const struct vep_alg_ops vep_alg_rsa_ops = {
 	.generate = rsa_generate,
 	.sign = rsa_sign,
 	.verify = rsa_verify,
+	.sign_prepare = rsa_sign_prepare,
+	.sign_prepared = rsa_sign_prepared,
+	.sign_release = rsa_sign_release,
 };

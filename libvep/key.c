@@ -569,6 +569,93 @@ out:
 	return rc;
 }
 
+/* The signer (key.h): its own copy of the key, and the family's prepared
+ * context when the family has one (alg_impl.h's sign_prepare), else
+ * nothing more: it then signs with the family's plain sign on its copy,
+ * which still keeps it apart from other threads' copies. */
+struct vep_key_signer {
+	EVP_PKEY *pkey;                  /* owned: EVP_PKEY_dup of the key's */
+	const struct vep_alg *alg;
+	const struct vep_alg_ops *ops;
+	void *prep;                      /* owned: ops->sign_prepare's, or NULL */
+};
+
+int
+vep_key_signer_new(const vep_key *k, vep_key_signer **out)
+{
+	vep_key_signer *s = NULL;
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if (k == NULL || out == NULL) {
+		rc = VEP_ERR_ARG;
+		goto out;
+	}
+	if (!k->has_private) {
+		rc = VEP_ERR_NOKEY;
+		goto out;
+	}
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		rc = VEP_ERR_NOMEM;
+		goto out;
+	}
+	s->alg = k->alg;
+	s->ops = k->ops;
+	/* A copy, not EVP_PKEY_up_ref: the copy's RSA blinding state is its
+	 * own (key.h). */
+	if ((s->pkey = EVP_PKEY_dup(k->pkey)) == NULL) {
+		rc = vep_ossl_fail(VEP_ERR_CRYPTO);
+		goto out;
+	}
+	if (s->ops->sign_prepare != NULL &&
+	    (rc = s->ops->sign_prepare(s->alg, s->pkey, &s->prep)) != 0)
+		goto out;
+	*out = s;
+	s = NULL;
+	rc = VEP_OK;
+out:
+	vep_key_signer_free(s);
+	return rc;
+}
+
+/* vep_key_sign's checks, then the prepared path (or the plain one). */
+int
+vep_key_signer_sign(vep_key_signer *s, const uint8_t *msg, size_t len,
+    uint8_t **sig, size_t *siglen)
+{
+	int rc;
+
+	if (sig != NULL)
+		*sig = NULL;
+	if (siglen != NULL)
+		*siglen = 0;
+	if (s == NULL || (msg == NULL && len > 0) || sig == NULL || siglen == NULL) {
+		rc = VEP_ERR_ARG;
+		goto out;
+	}
+	if (msg == NULL)
+		msg = (const uint8_t *)"";
+	if (s->prep != NULL)
+		rc = s->ops->sign_prepared(s->alg, s->prep, msg, len, sig, siglen);
+	else
+		rc = s->ops->sign(s->alg, s->pkey, msg, len, sig, siglen);
+out:
+	return rc;
+}
+
+void
+vep_key_signer_free(vep_key_signer *s)
+{
+	if (s == NULL)
+		return;
+	/* The prepared context refers to the copy: it goes first. */
+	if (s->prep != NULL)
+		s->ops->sign_release(s->prep);
+	EVP_PKEY_free(s->pkey);
+	free(s);
+}
+
 void
 vep_key_free(vep_key *k)
 {

@@ -140,6 +140,38 @@ int vep_key_fingerprint(const vep_key *k, char out[VEP_FINGERPRINT_BUFSZ]);
 int vep_key_sign(const vep_key *k, const uint8_t *msg, size_t len,
     uint8_t **sig, size_t *siglen);
 
+/*
+ * A prepared signing context for one thread: vep_key_sign without its
+ * per-call set-up (OpenSSL's implicit fetches, a new signing context with
+ * its padding and digest), which it does once, so each signature costs
+ * the digest and the private-key operation only. It holds its OWN copy
+ * of the key (EVP_PKEY_dup), never a reference to k's: OpenSSL 3.0 gives
+ * an RSA key one blinding factor for the thread that used it first and a
+ * shared, locked one to every other thread, so threads that each sign
+ * with a signer of their own never share, or wait for, blinding state.
+ * k may be freed, or used elsewhere, as soon as vep_key_signer_new
+ * returns.
+ *
+ * vep_key_signer_new: 0 with *out (new, vep_key_signer_free), or
+ * VEP_ERR_ARG (k or out NULL), VEP_ERR_NOKEY (k has no private half),
+ * VEP_ERR_NOMEM, VEP_ERR_CRYPTO; *out is NULL on error.
+ * vep_key_signer_sign: exactly vep_key_sign's output and errors for the
+ * key the signer was made from (RSA: the same bytes, PKCS#1 v1.5 being
+ * deterministic); VEP_ERR_ARG for s, sig or siglen NULL, or msg NULL with
+ * len > 0. One thread at a time per signer (it is not locked); different
+ * signers, of one key or several, may sign concurrently.
+ * vep_key_signer_free: NULL-safe; frees the copy, whose private numbers
+ * OpenSSL clears.
+ */
+typedef struct vep_key_signer vep_key_signer;
+
+int vep_key_signer_new(const vep_key *k, vep_key_signer **out);
+
+int vep_key_signer_sign(vep_key_signer *s, const uint8_t *msg, size_t len,
+    uint8_t **sig, size_t *siglen);
+
+void vep_key_signer_free(vep_key_signer *s);
+
 /* Verifies a JWS-form signature. RSA signatures shorter than the modulus are
  * left-padded with zeros first (the JS signer drops leading zero bytes).
  * Returns 0 or VEP_ERR_BADSIG. */

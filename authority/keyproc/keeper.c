@@ -30,6 +30,7 @@
 
 #include "cert.h"
 #include "err.h"
+#include "keymemo.h"
 #include "keyproc/proto.h"
 #include "core/log.h"
 #include "auth/pam_spawn.h"
@@ -69,6 +70,14 @@ struct keeper_srv {
 	struct keyring *pending;         /* owned: loaded, not yet committed */
 	struct keyring *cur;             /* owned: the last committed load */
 	struct keyring *prev;            /* owned: the one before, still signing */
+	/* Loop channels: loop i's thread signs with slot i of each keyring's
+	 * signers (keyring_signer), its own copies of the keys, so loops
+	 * never share a key's OpenSSL blinding state or each other's
+	 * prepared contexts. The signers live in the keyring, so they are
+	 * freed with it (do_load, do_commit, the end of keeper_run), never
+	 * used past it: do_sign uses one only under the read lock, and a
+	 * keyring is freed only once unlinked under the write lock. */
+	size_t nloops;
 };
 
 /* The kinds of channel, as permit bits. */
@@ -82,6 +91,10 @@ struct chan_srv {
 	size_t index;                    /* the loop's index (CHAN_LOOP), for logs */
 	struct pam_spawn helper;         /* this channel's PAM helper */
 	pthread_t thread;
+	/* Owned, this thread's alone (made at its first SIGN; NULL: none):
+	 * the certified keys that passed the strict parse, so a renewing
+	 * browser's key is parsed once, not per certificate. */
+	vep_keymemo *memo;
 };
 
 /* A new answer to a request of type, carrying rc; NULL when out of memory
@@ -123,7 +136,7 @@ answer(struct chan_srv *c, uint8_t type, int rc)
  * they protect the key's owner, not the domain key, and one that took the
  * network process over could certify a key of its own anyway. */
 static vep_cert *
-input_cert(const uint8_t *msg, size_t len)
+input_cert(vep_keymemo *memo, const uint8_t *msg, size_t len)
 {
 	static const char dummy_sig[] = ".AA";
 	vep_cert *cert = NULL;
@@ -133,7 +146,7 @@ input_cert(const uint8_t *msg, size_t len)
 		return NULL;
 	memcpy(text, msg, len);
 	memcpy(text + len, dummy_sig, sizeof(dummy_sig));
-	if (vep_cert_parse_checked(text, len + sizeof(dummy_sig) - 1, VEP_KEY_CHECKS_CHEAP,
+	if (vep_cert_parse_memo(text, len + sizeof(dummy_sig) - 1, VEP_KEY_CHECKS_CHEAP, memo,
 	    &cert) != 0)
 		cert = NULL;
 	free(text);
@@ -180,9 +193,11 @@ do_sign(struct chan_srv *c, const struct ipc_msg *req)
 	const vep_key *key;
 	const uint8_t *p, *in;
 	struct ipc_msg *ans;
+	struct keyring *sets[3];
+	vep_key_signer *ks = NULL;
 	vep_cert *cert = NULL;
 	uint8_t *sig = NULL;
-	size_t n, len, siglen = 0;
+	size_t n, len, siglen = 0, i;
 	int rc = VEP_ERR_INVALID;
 
 	if (ipc_msg_get(req, KEEPER_TAG_FINGERPRINT, &p, &n) != VEP_OK ||
@@ -191,7 +206,10 @@ do_sign(struct chan_srv *c, const struct ipc_msg *req)
 		goto out;
 	memcpy(fp, p, VEP_FINGERPRINT_HEX_LEN);
 	fp[VEP_FINGERPRINT_HEX_LEN] = '\0';
-	cert = input_cert(in, len);
+	/* Without memory for the memo, every key is parsed: the same check. */
+	if (c->memo == NULL && vep_keymemo_new(&c->memo) != 0)
+		c->memo = NULL;
+	cert = input_cert(c->memo, in, len);
 	pthread_rwlock_rdlock(&c->k->lock);
 	/* Pending too: loops take up a new set as soon as it is swapped in,
 	 * a moment before the commit arrives. */
@@ -202,8 +220,19 @@ do_sign(struct chan_srv *c, const struct ipc_msg *req)
 	else if (cert == NULL || (key = signer_for(c->k, fp, cert, &issuer)) == NULL ||
 	    !cert_ok(cert, key, issuer))
 		rc = VEP_ERR_INVALID;
-	else
-		rc = vep_key_sign(key, in, len, &sig, &siglen);
+	else {
+		/* This loop's own signer of that very key, from the set that
+		 * holds it (slot c->index: SIGN comes only on loop channels,
+		 * each served by one thread, so the slot is this thread's). */
+		sets[0] = c->k->cur;
+		sets[1] = c->k->pending;
+		sets[2] = c->k->prev;
+		rc = VEP_ERR_NOKEY;
+		for (i = 0; i < 3 && rc == VEP_ERR_NOKEY; i++)
+			rc = keyring_signer(sets[i], key, c->index, c->k->nloops, &ks);
+		if (rc == 0)
+			rc = vep_key_signer_sign(ks, in, len, &sig, &siglen);
+	}
 	pthread_rwlock_unlock(&c->k->lock);
 out:
 	vep_cert_free(cert);
@@ -439,6 +468,7 @@ keeper_run(const struct keeper_params *p, int control, const int *loops, size_t 
 	}
 	memset(&k, 0, sizeof(k));
 	k.p = p;
+	k.nloops = nloops;
 	log_init(&k.log, LOGL_WARN, stderr);
 	/* c[0] is the control channel, c[1 + i] loop i's. */
 	if ((k.helper_path = pam_spawn_default_path()) == NULL ||
@@ -456,8 +486,11 @@ keeper_run(const struct keeper_params *p, int control, const int *loops, size_t 
 			break;
 		started++;
 	}
-	for (i = 0; i < started; i++)
+	for (i = 0; i < started; i++) {
 		pthread_join(c[i].thread, NULL);
+		vep_keymemo_free(c[i].memo);
+	}
+	/* No thread signs any more: the keyrings go with their signers. */
 	keyring_free(k.pending);
 	keyring_free(k.cur);
 	keyring_free(k.prev);

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,13 +284,89 @@ keyring_find(const struct keyring *kr, const char *fingerprint, const char *doma
 	return NULL;
 }
 
+/* The signer slots of a keyring: row i's current key, slot j, at
+ * s[i * nslots + j]. */
+struct keyring_signers {
+	size_t nslots;
+	vep_key_signer *s[];
+};
+
+/* kr's table, made (all slots empty) when there is none yet. Threads may
+ * race here on the first signatures after a load: the one whose
+ * compare-and-swap publishes its table wins, the others free theirs and
+ * use the winner's (acquire: they then see its empty slots). */
+static struct keyring_signers *
+signers_table(struct keyring *kr, size_t nslots)
+{
+	struct keyring_signers *t, *expected = NULL;
+
+	if ((t = atomic_load_explicit(&kr->signers, memory_order_acquire)) != NULL)
+		return t;
+	if (kr->n > (SIZE_MAX - sizeof(*t)) / sizeof(t->s[0]) / nslots ||
+	    (t = calloc(1, sizeof(*t) + kr->n * nslots * sizeof(t->s[0]))) == NULL)
+		return NULL;
+	t->nslots = nslots;
+	if (!atomic_compare_exchange_strong_explicit(&kr->signers, &expected, t,
+	    memory_order_acq_rel, memory_order_acquire)) {
+		free(t);
+		t = expected;
+	}
+	return t;
+}
+
+int
+keyring_signer(struct keyring *kr, const vep_key *key, size_t slot, size_t nslots,
+    vep_key_signer **out)
+{
+	struct keyring_signers *t;
+	vep_key_signer **sp;
+	size_t i;
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if (out == NULL || key == NULL || nslots == 0 || slot >= nslots) {
+		rc = VEP_ERR_ARG;
+		goto out;
+	}
+	for (i = 0; kr != NULL && i < kr->n && kr->sets[i].current != key; i++)
+		;
+	if (kr == NULL || i == kr->n) {
+		rc = VEP_ERR_NOKEY;
+		goto out;
+	}
+	if ((t = signers_table(kr, nslots)) == NULL) {
+		rc = VEP_ERR_NOMEM;
+		goto out;
+	}
+	if (t->nslots != nslots) {
+		rc = VEP_ERR_ARG;
+		goto out;
+	}
+	/* This slot is the calling thread's alone (keyring.h): no lock. */
+	sp = &t->s[i * nslots + slot];
+	if (*sp == NULL && (rc = vep_key_signer_new(key, sp)) != 0)
+		goto out;
+	*out = *sp;
+	rc = VEP_OK;
+out:
+	return rc;
+}
+
 void
 keyring_free(struct keyring *kr)
 {
+	struct keyring_signers *t;
 	size_t i;
 
 	if (kr == NULL)
 		return;
+	/* The signers hold copies of the keys below: they go with them. */
+	if ((t = atomic_load_explicit(&kr->signers, memory_order_acquire)) != NULL) {
+		for (i = 0; i < kr->n * t->nslots; i++)
+			vep_key_signer_free(t->s[i]);
+		free(t);
+	}
 	for (i = 0; i < kr->n; i++)
 		vep_keyset_clear(&kr->sets[i]);
 	free(kr->sets);

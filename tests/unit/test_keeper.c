@@ -7,7 +7,10 @@
  * 24 h, a header naming another algorithm) and keys it does not hold; a
  * failed reload keeps the old keys and says why; after a rotation both the
  * new key and the one before sign (a loop may still hold the old set), and
- * a load the network process did not take up is dropped; and
+ * a load the network process did not take up is dropped (each checked on
+ * two loops' channels, every certificate verifying with the key it names
+ * and no other: each loop signs with prepared signers of its own, kept in
+ * each set, keyring_signer, which is also tested directly); and
  * when the process is killed, its life pipe says so and the channel reports the
  * failure instead of hanging. Each channel asks only what its holder needs:
  * LOAD and COMMIT on a loop's channel, SIGN and SPAWN on the control
@@ -25,6 +28,7 @@
  */
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +97,30 @@ signs(struct keeper_chan *c, const vep_key *pub, const vep_key *user)
 	return rc;
 }
 
+/* signs, and the certificate verifies with pub (and with no other key:
+ * other, when not NULL, refuses it). 0 or why not (VEP_ERR_BADSIG). */
+static int
+signs_verified(struct keeper_chan *c, const vep_key *pub, const vep_key *other,
+    const vep_key *user)
+{
+	const vep_key *ks[1];
+	vep_cert *parsed = NULL;
+	char *cert = NULL;
+	int rc = sign_cert(c, pub, "example.test", "alice@example.test", 600000, user, &cert);
+
+	if (rc == 0)
+		rc = vep_cert_parse(cert, strlen(cert), &parsed);
+	ks[0] = pub;
+	if (rc == 0)
+		rc = vep_cert_verify(parsed, ks, 1, 2000);
+	ks[0] = other;
+	if (rc == 0 && other != NULL && vep_cert_verify(parsed, ks, 1, 2000) == 0)
+		rc = VEP_ERR_BADSIG;
+	vep_cert_free(parsed);
+	free(cert);
+	return rc;
+}
+
 /* Signs len bytes of msg (raw, not a certificate) through the channel. */
 static int
 sign_raw(struct keeper_chan *c, const vep_key *pub, const char *msg, size_t len)
@@ -115,9 +143,10 @@ test_keeper(void)
 {
 	struct keeper_params kp = { conf, make_cfg, NULL, NULL };
 	struct keeper *k = NULL;
-	struct keeper_chan *c;
+	struct keeper_chan *c, *c0;
 	json_t *bundle = NULL;
-	vep_key *pub = NULL, *pub2 = NULL, *pub3 = NULL, *user = NULL, *other = NULL;
+	vep_key *pub = NULL, *pub2 = NULL, *pub3 = NULL, *pub4 = NULL, *user = NULL,
+	    *other = NULL;
 	vep_cert *parsed = NULL;
 	char err[1024], *cert = NULL, *text, *h64, *p64, *forged, *big;
 	const vep_key *keys1[1];
@@ -128,7 +157,8 @@ test_keeper(void)
 	ASSERT_EQ(vep_key_generate_rsa(2048, &other), VEP_OK);
 	ASSERT_EQ(keeper_start(&kp, 2, &k, err, sizeof(err)), VEP_OK);
 	c = keeper_chan(k, 1);
-	ASSERT_TRUE(keeper_chan_ok(c));
+	c0 = keeper_chan(k, 0);
+	ASSERT_TRUE(keeper_chan_ok(c) && c0 != NULL && c0 != c);
 
 	ASSERT_EQ(keeper_load(keeper_control(k), &bundle, err, sizeof(err)), VEP_OK);
 	text = json_dumps(bundle, JSON_COMPACT);
@@ -192,7 +222,11 @@ test_keeper(void)
 	ASSERT_TRUE(strstr(err, "key_dir") != NULL);
 	ASSERT_EQ(signs(c, pub, user), 0);
 
-	/* A rotation: the new key signs, and so does the previous one. */
+	/* A rotation: the new key signs, and so does the previous one, on
+	 * both loops' channels (each signs with signers of its own, in each
+	 * set), before the commit and after; each certificate verifies with
+	 * the key it names and not with the other. */
+	ASSERT_EQ(signs_verified(c0, pub, NULL, user), 0);
 	unlink(keys);
 	ASSERT_EQ(vep_keydir_ensure(dir, NULL), VEP_OK);
 	ASSERT_EQ(keeper_load(keeper_control(k), &bundle, err, sizeof(err)), VEP_OK);
@@ -201,18 +235,46 @@ test_keeper(void)
 	ASSERT_TRUE(pub2 != NULL && !vep_key_public_equal(pub, pub2));
 	ASSERT_EQ(signs(c, pub2, user), 0);
 	ASSERT_EQ(signs(c, pub, user), 0);
+	ASSERT_EQ(signs_verified(c, pub2, pub, user), 0);
+	ASSERT_EQ(signs_verified(c0, pub2, pub, user), 0);
+	ASSERT_EQ(signs_verified(c0, pub, pub2, user), 0);
 	ASSERT_EQ(keeper_commit(keeper_control(k), 1), VEP_OK);
 	ASSERT_EQ(signs(c, pub, user), 0);
+	for (int round = 0; round < 3; round++) {
+		ASSERT_EQ(signs_verified(c, pub2, pub, user), 0);
+		ASSERT_EQ(signs_verified(c, pub, pub2, user), 0);
+		ASSERT_EQ(signs_verified(c0, pub2, pub, user), 0);
+		ASSERT_EQ(signs_verified(c0, pub, pub2, user), 0);
+	}
 
-	/* Another rotation, not taken up: its key never signs, the last does. */
+	/* Another rotation, not taken up: its key signs while pending (so
+	 * the dropped set had signers), never after; the last one does. */
 	unlink(keys);
 	ASSERT_EQ(vep_keydir_ensure(dir, NULL), VEP_OK);
 	ASSERT_EQ(keeper_load(keeper_control(k), &bundle, err, sizeof(err)), VEP_OK);
 	pub3 = bundle_current(bundle);
 	json_decref(bundle);
+	ASSERT_EQ(signs_verified(c, pub3, pub2, user), 0);
 	ASSERT_EQ(keeper_commit(keeper_control(k), 0), VEP_OK);
 	ASSERT_EQ(signs(c, pub3, user), VEP_ERR_NOKEY);
+	ASSERT_EQ(signs(c0, pub3, user), VEP_ERR_NOKEY);
 	ASSERT_EQ(signs(c, pub2, user), 0);
+
+	/* One more, taken up: the oldest set (whose signers both loops used)
+	 * is dropped, its key refused; the two newest sign and verify. */
+	unlink(keys);
+	ASSERT_EQ(vep_keydir_ensure(dir, NULL), VEP_OK);
+	ASSERT_EQ(keeper_load(keeper_control(k), &bundle, err, sizeof(err)), VEP_OK);
+	pub4 = bundle_current(bundle);
+	json_decref(bundle);
+	ASSERT_TRUE(pub4 != NULL && !vep_key_public_equal(pub2, pub4));
+	ASSERT_EQ(keeper_commit(keeper_control(k), 1), VEP_OK);
+	ASSERT_EQ(signs(c, pub, user), VEP_ERR_NOKEY);
+	ASSERT_EQ(signs(c0, pub, user), VEP_ERR_NOKEY);
+	ASSERT_EQ(signs_verified(c, pub4, pub2, user), 0);
+	ASSERT_EQ(signs_verified(c0, pub4, pub2, user), 0);
+	ASSERT_EQ(signs_verified(c, pub2, pub4, user), 0);
+	ASSERT_EQ(signs_verified(c0, pub2, pub4, user), 0);
 
 	/* Killed: its life pipe is readable, the channel fails and stays failed. */
 	kill(keeper_pid(k), SIGKILL);
@@ -225,8 +287,97 @@ test_keeper(void)
 	vep_key_free(pub);
 	vep_key_free(pub2);
 	vep_key_free(pub3);
+	vep_key_free(pub4);
 	vep_key_free(user);
 	vep_key_free(other);
+}
+
+/* keyring_signer in this process (the key process ends with _exit, so
+ * only here does the leak checker see a keyring freed with its signers):
+ * each slot has its own signer of each row's key, the same one on every
+ * call, signing vep_key_sign's bytes; threads filling their slots at once
+ * share one table; a key that is not the keyring's, a slot out of range
+ * or another slot count are refused; keyring_free frees it all. */
+struct slot_job {
+	struct keyring *kr;
+	const vep_key *key;
+	size_t slot;
+	vep_key_signer *got;
+	int rc;
+};
+
+static void *
+slot_thread(void *arg)
+{
+	struct slot_job *j = arg;
+	vep_key_signer *again = NULL;
+	uint8_t *sig = NULL;
+	size_t siglen = 0;
+
+	if ((j->rc = keyring_signer(j->kr, j->key, j->slot, 4, &j->got)) == 0 &&
+	    (j->rc = keyring_signer(j->kr, j->key, j->slot, 4, &again)) == 0 &&
+	    (j->rc = again == j->got ? 0 : VEP_ERR_INVALID) == 0)
+		j->rc = vep_key_signer_sign(j->got, (const uint8_t *)"slot", 4, &sig, &siglen);
+	if (j->rc == 0)
+		j->rc = vep_key_verify(j->key, (const uint8_t *)"slot", 4, sig, siglen);
+	free(sig);
+	return NULL;
+}
+
+static void
+test_keyring_signers(void)
+{
+	struct keyring *kr = NULL, *kr2 = NULL;
+	struct slot_job jobs[4];
+	pthread_t t[4];
+	json_t *bundle = NULL;
+	vep_key_signer *s = NULL;
+	const vep_key *key;
+	uint8_t *a = NULL, *b = NULL;
+	size_t alen = 0, blen = 0;
+	char err[1024], fp[VEP_FINGERPRINT_BUFSZ];
+
+	ASSERT_EQ(keyring_load(conf, make_cfg, NULL, &kr, &bundle, err, sizeof(err)), VEP_OK);
+	json_decref(bundle);
+	bundle = NULL;
+	ASSERT_EQ(keyring_load(conf, make_cfg, NULL, &kr2, &bundle, err, sizeof(err)), VEP_OK);
+	json_decref(bundle);
+	key = kr->sets[0].current;
+	ASSERT_EQ(vep_key_fingerprint(key, fp), VEP_OK);
+	ASSERT_TRUE(keyring_find(kr, fp, "example.test", NULL) == key);
+	for (size_t i = 0; i < 4; i++) {
+		jobs[i] = (struct slot_job){ kr, key, i, NULL, -1 };
+		ASSERT_EQ(pthread_create(&t[i], NULL, slot_thread, &jobs[i]), 0);
+	}
+	for (size_t i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		ASSERT_EQ(jobs[i].rc, 0);
+	}
+	for (size_t i = 0; i < 4; i++)
+		for (size_t j = i + 1; j < 4; j++)
+			ASSERT_TRUE(jobs[i].got != jobs[j].got);
+	ASSERT_EQ(vep_key_sign(key, (const uint8_t *)"same bytes", 10, &a, &alen), 0);
+	ASSERT_EQ(vep_key_signer_sign(jobs[2].got, (const uint8_t *)"same bytes", 10, &b, &blen),
+	    0);
+	ASSERT_TRUE(alen == blen);
+	ASSERT_MEMEQ(a, b, alen);
+	free(a);
+	free(b);
+	/* Another keyring's key (the same file, another load: another key
+	 * object) is not this one's, and gets that keyring's own signer. */
+	ASSERT_EQ(keyring_signer(kr, kr2->sets[0].current, 0, 4, &s), VEP_ERR_NOKEY);
+	ASSERT_TRUE(s == NULL);
+	ASSERT_EQ(keyring_signer(NULL, key, 0, 4, &s), VEP_ERR_NOKEY);
+	ASSERT_EQ(keyring_signer(kr2, kr2->sets[0].current, 0, 4, &s), VEP_OK);
+	ASSERT_TRUE(s != NULL && s != jobs[0].got);
+	ASSERT_EQ(keyring_signer(kr, key, 4, 4, &s), VEP_ERR_ARG);
+	ASSERT_TRUE(s == NULL);
+	ASSERT_EQ(keyring_signer(kr, key, 0, 5, &s), VEP_ERR_ARG);
+	ASSERT_EQ(keyring_signer(kr, NULL, 0, 4, &s), VEP_ERR_ARG);
+	ASSERT_EQ(keyring_signer(kr, key, 0, 4, NULL), VEP_ERR_ARG);
+	keyring_free(kr);
+	keyring_free(kr2);
+	keyring_free(NULL);
 }
 
 /* Domains delegating to login.example.test share the key in dir; other.test
@@ -526,6 +677,7 @@ main(void)
 	fprintf(f, "state_dir = %s/state\n[domain example.test]\nkey_dir = %s\n", dir, dir);
 	fclose(f);
 	RUN(test_keeper);
+	RUN(test_keyring_signers);
 	RUN(test_permits);
 	RUN(test_delegation);
 	RUN(test_proto);

@@ -2,13 +2,17 @@
  * test_key.c - keys: strict public JSON parsing (every rejection key.h
  * lists), canonical serialisation, PEM and private-key files (modes, O_EXCL,
  * symlinks, size limit), fingerprints, signing/verification for all four
- * algorithms with real OpenSSL keys, and the key policy: every class of key
- * that anyone could sign with (RSA n even, prime, with a small factor, odd
- * e out of range; DSA outside the published jwcrypto groups, y outside the
- * order-q subgroup) refused from JSON and from PEM.
+ * algorithms with real OpenSSL keys, the prepared signer (vep_key_signer:
+ * vep_key_sign's bytes for RSA, DSA signatures that verify, one context
+ * reused many times, its own key copy, threads with a signer each), and
+ * the key policy: every class of key that anyone could sign with (RSA n
+ * even, prime, with a small factor, odd e out of range; DSA outside the
+ * published jwcrypto groups, y outside the order-q subgroup) refused from
+ * JSON and from PEM.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -601,6 +605,212 @@ test_sign_verify_all(void)
 		free(sig);
 		vep_key_free(pub);
 	}
+}
+
+/* vep_key_signer gives vep_key_sign's bytes for RSA (PKCS#1 v1.5 is
+ * deterministic), for the empty message (NULL and "") up to a 32 KiB one,
+ * and keeps giving them over many signatures on one prepared context. */
+static void
+test_signer_rsa_same_bytes(void)
+{
+	const vep_key *keys[] = { rs256, rs128 };
+	static const size_t lens[] = { 0, 1, 31, 32, 33, 1000, 32 * 1024 };
+	uint8_t *msg = malloc(32 * 1024);
+
+	ASSERT_TRUE(msg != NULL);
+	for (size_t i = 0; i < 32 * 1024; i++)
+		msg[i] = (uint8_t)(i * 131 + 7);
+	for (size_t i = 0; i < 2; i++) {
+		vep_key_signer *s = (vep_key_signer *)1;
+		uint8_t *a = NULL, *b = NULL;
+		size_t alen = 0, blen = 0;
+		int bad = 0;
+
+		ASSERT_EQ(vep_key_signer_new(keys[i], &s), VEP_OK);
+		ASSERT_TRUE(s != NULL);
+		/* Empty: msg NULL and "" alike. */
+		ASSERT_EQ(vep_key_sign(keys[i], NULL, 0, &a, &alen), 0);
+		ASSERT_EQ(vep_key_signer_sign(s, NULL, 0, &b, &blen), 0);
+		ASSERT_TRUE(alen == vep_key_alg(keys[i])->sig_len && blen == alen);
+		ASSERT_MEMEQ(a, b, alen);
+		free(b);
+		b = NULL;
+		ASSERT_EQ(vep_key_signer_sign(s, (const uint8_t *)"", 0, &b, &blen), 0);
+		ASSERT_TRUE(blen == alen);
+		ASSERT_MEMEQ(a, b, alen);
+		free(a);
+		free(b);
+		a = b = NULL;
+		for (size_t j = 0; j < sizeof(lens) / sizeof(lens[0]); j++) {
+			ASSERT_EQ(vep_key_sign(keys[i], msg, lens[j], &a, &alen), 0);
+			ASSERT_EQ(vep_key_signer_sign(s, msg, lens[j], &b, &blen), 0);
+			ASSERT_TRUE(blen == alen && alen == vep_key_alg(keys[i])->sig_len);
+			ASSERT_MEMEQ(a, b, alen);
+			ASSERT_EQ(vep_key_verify(keys[i], msg, lens[j], b, blen), 0);
+			free(a);
+			free(b);
+			a = b = NULL;
+		}
+		/* The context reused: every signature verifies, and each is
+		 * still vep_key_sign's (checked on every 16th: the point is
+		 * the reuse, vep_key_sign costs as much again). */
+		for (unsigned j = 0; j < (i == 0 ? 64u : 256u) && !bad; j++) {
+			size_t n = (j * 977u) % (32 * 1024);
+
+			msg[j % 1024] ^= 0x5a;
+			if (vep_key_signer_sign(s, msg, n, &b, &blen) != 0 ||
+			    blen != vep_key_alg(keys[i])->sig_len ||
+			    vep_key_verify(keys[i], msg, n, b, blen) != 0)
+				bad = 1;
+			if (!bad && j % 16 == 0 &&
+			    (vep_key_sign(keys[i], msg, n, &a, &alen) != 0 || alen != blen ||
+			    memcmp(a, b, blen) != 0))
+				bad = 2;
+			free(a);
+			free(b);
+			a = b = NULL;
+		}
+		ASSERT_EQ(bad, 0);
+		vep_key_signer_free(s);
+	}
+	free(msg);
+}
+
+/* A DSA signer's signatures (random k: not comparable byte for byte) have
+ * the table's length and verify, over many on one context. */
+static void
+test_signer_dsa(void)
+{
+	const vep_key *keys[] = { ds128, ds256 };
+	static const uint8_t msg[] = "eyJhbGciOiJEUzEyOCJ9.eyJhIjoxfQ";
+
+	for (size_t i = 0; i < 2; i++) {
+		const struct vep_alg *a = vep_key_alg(keys[i]);
+		vep_key_signer *s = NULL;
+		vep_key *pub = NULL;
+		uint8_t *sig = NULL;
+		size_t siglen = 0;
+		int bad = 0;
+
+		ASSERT_EQ(vep_key_signer_new(keys[i], &s), VEP_OK);
+		ASSERT_EQ(vep_key_public_copy(keys[i], &pub), VEP_OK);
+		ASSERT_EQ(vep_key_signer_sign(s, NULL, 0, &sig, &siglen), 0);
+		ASSERT_EQ(siglen, a->sig_len);
+		ASSERT_EQ(vep_key_verify(pub, (const uint8_t *)"", 0, sig, siglen), 0);
+		free(sig);
+		sig = NULL;
+		for (size_t n = 0; n < 64 && !bad; n++) {
+			size_t len = n % (sizeof(msg) - 1);
+
+			if (vep_key_signer_sign(s, msg, len, &sig, &siglen) != 0 ||
+			    siglen != a->sig_len || vep_key_verify(pub, msg, len, sig, siglen) != 0 ||
+			    vep_key_verify(pub, msg, len + 1, sig, siglen) != VEP_ERR_BADSIG)
+				bad = 1;
+			free(sig);
+			sig = NULL;
+		}
+		ASSERT_EQ(bad, 0);
+		vep_key_signer_free(s);
+		vep_key_free(pub);
+	}
+}
+
+/* Errors: a public key has nothing to sign with, NULL arguments are
+ * refused with the out-parameters cleared; the signer's key is its own
+ * copy, so it signs on after the key it was made from is freed. */
+static void
+test_signer_errors_and_copy(void)
+{
+	static const uint8_t msg[] = "after the key is gone";
+	vep_key_signer *s = (vep_key_signer *)1;
+	vep_key *pub = NULL, *k = NULL;
+	uint8_t *sig = (uint8_t *)1, *ref = NULL;
+	size_t siglen = 7, reflen = 0;
+
+	ASSERT_EQ(vep_key_public_copy(rs256, &pub), VEP_OK);
+	ASSERT_EQ(vep_key_signer_new(pub, &s), VEP_ERR_NOKEY);
+	ASSERT_TRUE(s == NULL);
+	s = (vep_key_signer *)1;
+	ASSERT_EQ(vep_key_signer_new(NULL, &s), VEP_ERR_ARG);
+	ASSERT_TRUE(s == NULL);
+	ASSERT_EQ(vep_key_signer_new(rs256, NULL), VEP_ERR_ARG);
+	ASSERT_EQ(vep_key_signer_sign(NULL, msg, 3, &sig, &siglen), VEP_ERR_ARG);
+	ASSERT_TRUE(sig == NULL && siglen == 0);
+	vep_key_signer_free(NULL);
+
+	ASSERT_EQ(vep_key_generate_rsa(1024, &k), VEP_OK);
+	ASSERT_EQ(vep_key_sign(k, msg, sizeof(msg) - 1, &ref, &reflen), 0);
+	ASSERT_EQ(vep_key_signer_new(k, &s), VEP_OK);
+	sig = (uint8_t *)1;
+	siglen = 7;
+	ASSERT_EQ(vep_key_signer_sign(s, NULL, 1, &sig, &siglen), VEP_ERR_ARG);
+	ASSERT_TRUE(sig == NULL && siglen == 0);
+	ASSERT_EQ(vep_key_signer_sign(s, msg, 3, NULL, &siglen), VEP_ERR_ARG);
+	sig = (uint8_t *)1;
+	ASSERT_EQ(vep_key_signer_sign(s, msg, 3, &sig, NULL), VEP_ERR_ARG);
+	ASSERT_TRUE(sig == NULL);
+	vep_key_free(k);
+	ASSERT_EQ(vep_key_signer_sign(s, msg, sizeof(msg) - 1, &sig, &siglen), 0);
+	ASSERT_TRUE(siglen == reflen);
+	ASSERT_MEMEQ(sig, ref, reflen);
+	free(sig);
+	free(ref);
+	vep_key_signer_free(s);
+	vep_key_free(pub);
+}
+
+/* Threads, each with a signer of its own of one key, signing at once: every
+ * signature is vep_key_sign's. */
+struct signer_job {
+	const uint8_t *msg;
+	size_t len;
+	const uint8_t *ref;
+	size_t reflen;
+	int bad;
+};
+
+static void *
+signer_thread(void *arg)
+{
+	struct signer_job *j = arg;
+	vep_key_signer *s = NULL;
+	uint8_t *sig = NULL;
+	size_t siglen = 0;
+
+	if (vep_key_signer_new(rs128, &s) != 0) {
+		j->bad = 1;
+		return NULL;
+	}
+	for (int i = 0; i < 40 && !j->bad; i++) {
+		if (vep_key_signer_sign(s, j->msg, j->len, &sig, &siglen) != 0 ||
+		    siglen != j->reflen || memcmp(sig, j->ref, siglen) != 0)
+			j->bad = 1;
+		free(sig);
+		sig = NULL;
+	}
+	vep_key_signer_free(s);
+	return NULL;
+}
+
+static void
+test_signer_threads(void)
+{
+	static const uint8_t msg[] = "eyJhbGciOiJSUzEyOCJ9.eyJ0aHJlYWRzIjo0fQ";
+	struct signer_job jobs[4];
+	pthread_t t[4];
+	uint8_t *ref = NULL;
+	size_t reflen = 0;
+
+	ASSERT_EQ(vep_key_sign(rs128, msg, sizeof(msg) - 1, &ref, &reflen), 0);
+	for (size_t i = 0; i < 4; i++) {
+		jobs[i] = (struct signer_job){ msg, sizeof(msg) - 1, ref, reflen, 0 };
+		ASSERT_EQ(pthread_create(&t[i], NULL, signer_thread, &jobs[i]), 0);
+	}
+	for (size_t i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		ASSERT_EQ(jobs[i].bad, 0);
+	}
+	free(ref);
 }
 
 /* A signature one byte longer than the modulus (even with a zero first
@@ -1207,6 +1417,10 @@ main(void)
 	RUN(test_canonical_roundtrip);
 	RUN(test_json_text_limits);
 	RUN(test_sign_verify_all);
+	RUN(test_signer_rsa_same_bytes);
+	RUN(test_signer_dsa);
+	RUN(test_signer_errors_and_copy);
+	RUN(test_signer_threads);
 	RUN(test_rsa_short_and_long_signature);
 	RUN(test_dsa_signature_ranges);
 	RUN(test_pem_roundtrip);
