@@ -89,7 +89,8 @@ run(void *arg)
 		char *cert = NULL;
 		p.iat_ms = vep_now_ms();
 		p.exp_ms = p.iat_ms + 3600 * 1000;
-		rc = ks != NULL ? vep_cert_sign_with(&s, &p, &cert) : vep_cert_sign(domain, &p, &cert);
+		rc = ks != NULL ? vep_cert_sign_with(&s, &p, &cert) :
+		    vep_cert_sign(domain, &p, &cert);
 		if (rc != 0) {
 			fprintf(stderr, "signrate: signing failed\n");
 			exit(1);

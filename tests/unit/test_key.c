@@ -703,7 +703,8 @@ test_signer_dsa(void)
 			size_t len = n % (sizeof(msg) - 1);
 
 			if (vep_key_signer_sign(s, msg, len, &sig, &siglen) != 0 ||
-			    siglen != a->sig_len || vep_key_verify(pub, msg, len, sig, siglen) != 0 ||
+			    siglen != a->sig_len ||
+			    vep_key_verify(pub, msg, len, sig, siglen) != 0 ||
 			    vep_key_verify(pub, msg, len + 1, sig, siglen) != VEP_ERR_BADSIG)
 				bad = 1;
 			free(sig);

@@ -55,7 +55,8 @@ test_put_get(void)
 	snprintf(spaced, sizeof(spaced), " %s", text);
 	ASSERT_TRUE(keycache_get(kc, KEYCACHE_TEXT, spaced, strlen(spaced)) == NULL);
 	ASSERT_EQ(vep_key_public_copy(domain, &copy), 0);
-	ASSERT_TRUE((e = keycache_put(kc, KEYCACHE_TEXT, spaced, strlen(spaced), copy, fp)) != NULL);
+	e = keycache_put(kc, KEYCACHE_TEXT, spaced, strlen(spaced), copy, fp);
+	ASSERT_TRUE(e != NULL);
 	ASSERT_TRUE(keycache_get(kc, KEYCACHE_TEXT, spaced, strlen(spaced)) == e);
 	ASSERT_TRUE(vep_key_public_equal(e->key, domain));
 }
@@ -95,7 +96,8 @@ test_too_long(void)
 
 	memset(big, 'a', sizeof(big) - 1);
 	ASSERT_EQ(vep_key_public_copy(domain, &k), 0);
-	ASSERT_TRUE(keycache_put(kc, KEYCACHE_TEXT, big, strlen(big), k, fp) == NULL);  /* k freed */
+	/* k freed */
+	ASSERT_TRUE(keycache_put(kc, KEYCACHE_TEXT, big, strlen(big), k, fp) == NULL);
 	ASSERT_TRUE(keycache_get(kc, KEYCACHE_TEXT, big, strlen(big)) == NULL);
 }
 
