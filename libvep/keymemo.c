@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "util.h"
 
 struct slot {
 	uint8_t *bytes;                /* owned: the member encoding; NULL: empty */
@@ -55,17 +56,10 @@ vep_key_json_members(const json_t *obj, uint8_t buf[VEP_KEYMEMO_BYTES_MAX])
 	return off;
 }
 
-/* FNV-1a over the encoding: spreads keys over the slots. */
 static size_t
 slot_of(const uint8_t *b, size_t len)
 {
-	uint64_t h = 14695981039346656037ULL;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= b[i];
-		h *= 1099511628211ULL;
-	}
-	return (size_t)(h % VEP_KEYMEMO_SLOTS);
+	return (size_t)(vep_fnv1a(b, len) % VEP_KEYMEMO_SLOTS);
 }
 
 static void

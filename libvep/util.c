@@ -201,3 +201,16 @@ vep_json_quote(char *out, const char *s, size_t len)
 	*o++ = '"';
 	return (size_t)(o - out);
 }
+
+uint64_t
+vep_fnv1a(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 14695981039346656037ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}

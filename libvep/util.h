@@ -36,6 +36,11 @@ int vep_json_get_ms(const json_t *obj, const char *name, int64_t *out);
  * without building a jansson tree. */
 size_t vep_json_quote(char *out, const char *s, size_t len);
 
+/* FNV-1a (64-bit) of n bytes: spreads texts over a cache's slots. Not a
+ * secret hash: whoever aims two texts at one slot only makes both be
+ * parsed again. */
+uint64_t vep_fnv1a(const void *p, size_t n);
+
 /* Makes s (NUL-terminated) valid UTF-8 in place, for JSON: every byte of
  * a malformed, overlong or surrogate sequence, or one past U+10FFFF,
  * becomes '?'; valid text is left as it is. */

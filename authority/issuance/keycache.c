@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "util.h"
 
 struct slot {
 	char *text;                    /* owned; NULL: empty */
@@ -25,19 +26,12 @@ struct keycache {
 	struct slot slots[KEYCACHE_SLOTS];
 };
 
-/* FNV-1a: spreads texts over the slots; an attacker who aims two texts at
- * one slot only makes both be parsed again. */
+/* Where text lives (vep_fnv1a: an attacker who aims two texts at one slot
+ * only makes both be parsed again). */
 static size_t
 slot_of(const char *text, size_t len)
 {
-	uint64_t h = 14695981039346656037ULL;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)text[i];
-		h *= 1099511628211ULL;
-	}
-	return (size_t)(h % KEYCACHE_SLOTS);
+	return (size_t)(vep_fnv1a(text, len) % KEYCACHE_SLOTS);
 }
 
 static void

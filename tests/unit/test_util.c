@@ -199,6 +199,15 @@ test_json_quote(void)
 	ASSERT_EQ(vep_json_quote(buf, ctl, sizeof(ctl)), VEP_JSON_QUOTED_MAX(sizeof(ctl)));
 }
 
+/* FNV-1a's published 64-bit values. */
+static void
+test_fnv1a(void)
+{
+	ASSERT_TRUE(vep_fnv1a("", 0) == 0xcbf29ce484222325ULL);
+	ASSERT_TRUE(vep_fnv1a("a", 1) == 0xaf63dc4c8601ec8cULL);
+	ASSERT_TRUE(vep_fnv1a("foobar", 6) == 0x85944171f73967e8ULL);
+}
+
 int
 main(void)
 {
@@ -209,5 +218,6 @@ main(void)
 	RUN(test_get_ms);
 	RUN(test_now);
 	RUN(test_json_quote);
+	RUN(test_fnv1a);
 	return harness_done();
 }
