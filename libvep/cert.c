@@ -96,17 +96,20 @@ payload_text(const struct vep_cert_params *p, const char *pubkey, char **out, si
 }
 
 int
-vep_cert_sign_with(const struct vep_signer *s, const struct vep_cert_params *p, char **out)
+vep_cert_signing_input(const vep_key *pub, const struct vep_cert_params *p, char **input,
+    size_t *inlen)
 {
 	int ret = VEP_ERR_ARG;
 	char *made = NULL, *payload = NULL;
 	const char *pubkey;
 	size_t plen = 0;
 
-	if (out == NULL)
+	if (input == NULL || inlen == NULL)
 		return VEP_ERR_ARG;
-	*out = NULL;
-	if (s == NULL || p == NULL || p->pubkey == NULL || p->issuer == NULL || p->email == NULL)
+	*input = NULL;
+	*inlen = 0;
+	if (pub == NULL || p == NULL || p->pubkey == NULL || p->issuer == NULL ||
+	    p->email == NULL)
 		goto out;
 	if (!issuer_ok(p->issuer))
 		goto out;
@@ -125,10 +128,31 @@ vep_cert_sign_with(const struct vep_signer *s, const struct vep_cert_params *p, 
 		goto out;
 	if ((ret = payload_text(p, pubkey, &payload, &plen)) != 0)
 		goto out;
-	ret = vep_jws_sign_text_with(s, payload, plen, out);
+	ret = vep_jws_signing_input(pub, payload, plen, input, inlen);
 out:
 	free(made);
 	free(payload);
+	return ret;
+}
+
+int
+vep_cert_sign_with(const struct vep_signer *s, const struct vep_cert_params *p, char **out)
+{
+	char *input = NULL;
+	uint8_t *sig = NULL;
+	size_t inlen = 0, siglen = 0;
+	int ret;
+
+	if (out == NULL)
+		return VEP_ERR_ARG;
+	*out = NULL;
+	if (s == NULL || s->sign == NULL)
+		return VEP_ERR_ARG;
+	if ((ret = vep_cert_signing_input(s->pub, p, &input, &inlen)) == 0 &&
+	    (ret = s->sign(s->ctx, s->pub, (const uint8_t *)input, inlen, &sig, &siglen)) == 0)
+		ret = vep_jws_join(input, sig, siglen, out);
+	free(input);
+	free(sig);
 	return ret;
 }
 

@@ -47,6 +47,13 @@ struct vep_cert_params {
 /* Builds and signs a certificate with domain_key. *out is new text (free()). */
 int vep_cert_sign(const vep_key *domain_key, const struct vep_cert_params *p, char **out);
 
+/* What vep_cert_sign_with signs: the certificate's JWS signing input
+ * for a domain key of pub's algorithm (vep_jws_signing_input), after the
+ * same checks. *input is new text of *inlen bytes; vep_jws_join makes the
+ * certificate of it and its signature. */
+int vep_cert_signing_input(const vep_key *pub, const struct vep_cert_params *p, char **input,
+    size_t *inlen);
+
 /* The same with a domain key held elsewhere (jws.h's vep_signer). */
 int vep_cert_sign_with(const struct vep_signer *s, const struct vep_cert_params *p, char **out);
 

@@ -76,50 +76,68 @@ vep_jws_sign_with(const struct vep_signer *s, const json_t *payload, char **out)
 }
 
 int
-vep_jws_sign_text_with(const struct vep_signer *s, const char *payload, size_t plen,
-    char **out)
+vep_jws_signing_input(const vep_key *pub, const char *payload, size_t plen, char **input,
+    size_t *inlen)
 {
 	const struct vep_alg *alg;
 	char htext[64];
 	char *h64 = NULL, *p64 = NULL;
-	char *input = NULL, *s64 = NULL, *tok = NULL;
+	int hlen, rc = VEP_ERR_NOMEM;
+
+	if (input != NULL)
+		*input = NULL;
+	if (inlen != NULL)
+		*inlen = 0;
+	if (pub == NULL || input == NULL || inlen == NULL || payload == NULL || plen == 0 ||
+	    payload[0] != '{' || (alg = vep_key_alg(pub)) == NULL)
+		return VEP_ERR_ARG;
+	/* Algorithm names are short ASCII words of the table: no escaping. */
+	hlen = snprintf(htext, sizeof(htext), "{\"alg\":\"%s\"}", alg->name);
+	if (hlen < 0 || (size_t)hlen >= sizeof(htext))
+		return VEP_ERR_ARG;
+	if ((h64 = vep_b64url_encode((const uint8_t *)htext, (size_t)hlen)) != NULL &&
+	    (p64 = vep_b64url_encode((const uint8_t *)payload, plen)) != NULL &&
+	    (*input = join_dot(h64, p64, inlen)) != NULL)
+		rc = VEP_OK;
+	free(h64);
+	free(p64);
+	return rc;
+}
+
+int
+vep_jws_join(const char *input, const uint8_t *sig, size_t siglen, char **out)
+{
+	char *s64;
+
+	if (out == NULL)
+		return VEP_ERR_ARG;
+	*out = NULL;
+	if (input == NULL || sig == NULL || siglen == 0)
+		return VEP_ERR_ARG;
+	if ((s64 = vep_b64url_encode(sig, siglen)) == NULL)
+		return VEP_ERR_NOMEM;
+	*out = join_dot(input, s64, NULL);
+	free(s64);
+	return *out != NULL ? VEP_OK : VEP_ERR_NOMEM;
+}
+
+int
+vep_jws_sign_text_with(const struct vep_signer *s, const char *payload, size_t plen,
+    char **out)
+{
+	char *input = NULL;
 	uint8_t *sig = NULL;
 	size_t siglen = 0, inlen = 0;
-	int rc, hlen;
+	int rc;
 
 	if (out != NULL)
 		*out = NULL;
-	if (s == NULL || s->pub == NULL || s->sign == NULL || out == NULL || payload == NULL ||
-	    plen == 0 || payload[0] != '{' || (alg = vep_key_alg(s->pub)) == NULL) {
-		rc = VEP_ERR_ARG;
-		goto out;
-	}
-	/* Algorithm names are short ASCII words of the table: no escaping. */
-	hlen = snprintf(htext, sizeof(htext), "{\"alg\":\"%s\"}", alg->name);
-	if (hlen < 0 || (size_t)hlen >= sizeof(htext)) {
-		rc = VEP_ERR_ARG;
-		goto out;
-	}
-	if ((h64 = vep_b64url_encode((const uint8_t *)htext, (size_t)hlen)) == NULL ||
-	    (p64 = vep_b64url_encode((const uint8_t *)payload, plen)) == NULL ||
-	    (input = join_dot(h64, p64, &inlen)) == NULL) {
-		rc = VEP_ERR_NOMEM;
-		goto out;
-	}
-	if ((rc = s->sign(s->ctx, s->pub, (const uint8_t *)input, inlen, &sig, &siglen)) != 0)
-		goto out;
-	if ((s64 = vep_b64url_encode(sig, siglen)) == NULL ||
-	    (tok = join_dot(input, s64, NULL)) == NULL) {
-		rc = VEP_ERR_NOMEM;
-		goto out;
-	}
-	*out = tok;
-	rc = VEP_OK;
-out:
-	free(h64);
-	free(p64);
+	if (s == NULL || s->pub == NULL || s->sign == NULL || out == NULL)
+		return VEP_ERR_ARG;
+	if ((rc = vep_jws_signing_input(s->pub, payload, plen, &input, &inlen)) == 0 &&
+	    (rc = s->sign(s->ctx, s->pub, (const uint8_t *)input, inlen, &sig, &siglen)) == 0)
+		rc = vep_jws_join(input, sig, siglen, out);
 	free(input);
-	free(s64);
 	free(sig);
 	return rc;
 }

@@ -61,6 +61,15 @@ int vep_jws_sign_with(const struct vep_signer *s, const json_t *payload, char **
 int vep_jws_sign_text_with(const struct vep_signer *s, const char *payload, size_t plen,
     char **out);
 
+/* vep_jws_sign_text_with in two halves, for a signature made elsewhere
+ * and later (the authority's key process signs several at once): the
+ * signing input b64url({"alg":<pub's alg>}) "." b64url(payload) (*input
+ * new text of *inlen bytes; VEP_ERR_ARG as vep_jws_sign_text_with), and
+ * the token made of that input and its signature (*out new text). */
+int vep_jws_signing_input(const vep_key *pub, const char *payload, size_t plen, char **input,
+    size_t *inlen);
+int vep_jws_join(const char *input, const uint8_t *sig, size_t siglen, char **out);
+
 /* Parses len bytes of untrusted text. *out is new (vep_jws_free). */
 int vep_jws_parse(const char *text, size_t len, vep_jws **out);
 

@@ -138,6 +138,13 @@ on_issued(int rc, const struct issuance_cert *c, void *arg)
 	}
 	if (rc != 0) {
 		metrics_cert(&r->a->metrics, METRICS_CERT_FAILED);
+		/* Everything the order held was checked: a signing error that
+		 * blames its input is ours, not the client's. The key process
+		 * gone or stalled, or the audit not recorded, is an outage. */
+		if (req_error_status(rc) < 500) {
+			req_reply_error(r, REQ_ERR_INTERNAL);
+			return;
+		}
 		req_add_header(r, "Retry-After", "5");
 		req_reply_error(r, REQ_ERR_UNAVAILABLE);
 		return;
@@ -146,8 +153,8 @@ on_issued(int rc, const struct issuance_cert *c, void *arg)
 	reply_cert(r, c);
 }
 
-/* Signs and records; on_issued answers when the record is durable.
- * Returns 0, or the error to answer now. */
+/* Signs and records; on_issued answers when the record is durable (or
+ * why not). Returns 0, or the error to answer now. */
 static int
 issue(struct req *r, const struct domain *d, const char *email,
     const struct keycache_entry *user, long life_s)

@@ -35,8 +35,9 @@
  * and framing. */
 #define IPC_FRAME_MAX_BYTES 8192
 
-/* Most fields one message may carry. */
-#define IPC_MAX_FIELDS 16
+/* Most fields one message may carry (a key process SIGN: its fingerprint,
+ * or its rc, and KEEPER_SIGN_BATCH_MAX items). */
+#define IPC_MAX_FIELDS 24
 
 /* Bytes of the length prefix in front of every body. */
 #define IPC_HEADER_BYTES 4

@@ -25,14 +25,22 @@
 #include "store/writer.h"
 #include "util.h"
 
-/* A certificate waiting for its row to be durable. */
+/* A certificate waiting for its signature, then for its row to be
+ * durable. */
 struct waiting {
 	struct waiting *next;
 	issuance_done_fn done;
 	void *arg;
-	char *cert;                    /* owned */
+	char *cert;                    /* owned, once signed */
 	char email[VEP_EMAIL_MAX + 1];
 	int64_t iat_ms, exp_ms;
+	/* For the signing pass and the audit row. */
+	char *input;                   /* owned until signed: the signing input */
+	size_t inlen;
+	char signer_fp[VEP_FINGERPRINT_BUFSZ]; /* the domain key that signs it */
+	char key_fp[VEP_FINGERPRINT_BUFSZ];    /* the user key's */
+	char *client_addr;             /* owned, or NULL */
+	int64_t ts_ms;
 };
 
 struct issuance {
@@ -47,6 +55,12 @@ struct issuance {
 	unsigned n;
 	struct event *flush;
 	int scheduled;
+	/* Orders of this pass not signed yet: the signing pass (an event
+	 * activated like flush, so after the requests already due) sends
+	 * them to the key process together (keeper_sign_batch). */
+	struct waiting *tosign, **tosign_tail;
+	struct event *sign;
+	int sign_scheduled;
 	/* A batch is with the writer. The next one waits until it is done
 	 * and takes every row signed meanwhile: one commit (one fsync) per
 	 * round trip of the disk instead of one per loop iteration, with no
@@ -69,23 +83,34 @@ waiting_free(struct waiting *w)
 	if (w->cert != NULL)
 		vep_memzero(w->cert, strlen(w->cert));
 	free(w->cert);
+	if (w->input != NULL)
+		vep_memzero(w->input, w->inlen);
+	free(w->input);
+	free(w->client_addr);
 	free(w);
+}
+
+/* Reports rc to w's order and frees w. */
+static void
+report(struct waiting *w, int rc)
+{
+	struct issuance_cert c;
+
+	c.cert = w->cert;
+	c.email = w->email;
+	c.iat_ms = w->iat_ms;
+	c.exp_ms = w->exp_ms;
+	w->done(rc, rc == 0 ? &c : NULL, w->arg);
+	waiting_free(w);
 }
 
 /* Reports rc to every order of the list and frees it. */
 static void
 report_all(struct waiting *w, int rc)
 {
-	struct issuance_cert c;
-
 	while (w != NULL) {
 		struct waiting *next = w->next;
-		c.cert = w->cert;
-		c.email = w->email;
-		c.iat_ms = w->iat_ms;
-		c.exp_ms = w->exp_ms;
-		w->done(rc, rc == 0 ? &c : NULL, w->arg);
-		waiting_free(w);
+		report(w, rc);
 		w = next;
 	}
 }
@@ -167,6 +192,16 @@ on_flush(evutil_socket_t fd, short what, void *arg)
 	flush(arg);
 }
 
+static void sign_pass(struct issuance *is);
+
+static void
+on_sign(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	sign_pass(arg);
+}
+
 int
 issuance_new(struct event_base *base, struct writer *writer, struct keeper_chan *keeper,
     struct log *log, struct issuance **out)
@@ -181,9 +216,11 @@ issuance_new(struct event_base *base, struct writer *writer, struct keeper_chan 
 	is->keeper = keeper;
 	is->log = log;
 	is->tail = &is->head;
+	is->tosign_tail = &is->tosign;
 	if (keycheck_new(&is->keycheck) != 0 || keycache_new(&is->keycache) != 0 ||
 	    db_audit_batch_new(&is->batch) != 0 ||
-	    (is->flush = event_new(base, -1, 0, on_flush, is)) == NULL) {
+	    (is->flush = event_new(base, -1, 0, on_flush, is)) == NULL ||
+	    (is->sign = event_new(base, -1, 0, on_sign, is)) == NULL) {
 		issuance_free(is);
 		return VEP_ERR_NOMEM;
 	}
@@ -261,25 +298,28 @@ issuance_problem(struct issuance *is)
 	return keeper_chan_ok(is->keeper) ? NULL : "the key process does not answer";
 }
 
-/* Queues w until row (copied) is committed. Returns 0, or
- * SRV_ERR_UNRECORDED with w freed. */
+/* Queues w until its row (made of w, copied) is committed. Returns 0, or
+ * SRV_ERR_UNRECORDED (w is the caller's still). */
 static int
-enqueue(struct issuance *is, struct waiting *w, const struct db_audit_row *row)
+enqueue(struct issuance *is, struct waiting *w)
 {
-	int rc;
+	struct db_audit_row row = { 0 };
 
 	if (is->n >= DB_AUDIT_BATCH_MAX)
 		flush(is); /* a full batch goes now; this row starts the next */
 	if (is->batch == NULL && db_audit_batch_new(&is->batch) != 0)
 		is->batch = NULL;
-	if (is->batch == NULL)
-		rc = VEP_ERR_NOMEM;
-	else
-		rc = db_audit_batch_add(is->batch, row);
-	if (rc != 0) {
-		waiting_free(w);
+	row.ts_ms = w->ts_ms;
+	row.event = DB_AUDIT_CERT_ISSUED;
+	row.email = w->email;
+	row.key_fp = w->key_fp[0] != '\0' ? w->key_fp : NULL;
+	row.iat_ms = w->iat_ms;
+	row.exp_ms = w->exp_ms;
+	row.client_addr = w->client_addr;
+	row.outcome = "ok";
+	row.signer_fp = w->signer_fp;
+	if (is->batch == NULL || db_audit_batch_add(is->batch, &row) != 0)
 		return SRV_ERR_UNRECORDED;
-	}
 	*is->tail = w;
 	is->tail = &w->next;
 	is->n++;
@@ -290,15 +330,72 @@ enqueue(struct issuance *is, struct waiting *w, const struct db_audit_row *row)
 	return VEP_OK;
 }
 
+/* The signed certificate of item it for w (its signature freed), queued
+ * for its row; or w reported with what went wrong. */
+static void
+signed_one(struct issuance *is, struct waiting *w, struct keeper_item *it)
+{
+	int rc = it->rc;
+
+	if (rc == 0)
+		rc = vep_jws_join(w->input, it->sig, it->siglen, &w->cert);
+	free(it->sig);
+	it->sig = NULL;
+	vep_memzero(w->input, w->inlen);
+	free(w->input);
+	w->input = NULL;
+	if (rc != 0) {
+		log_error(is->log, "certificate for %s: %s", w->email, vep_strerror(rc));
+		report(w, rc);
+	} else if (enqueue(is, w) != 0) {
+		report(w, SRV_ERR_UNRECORDED);
+	}
+}
+
+/* Signs the orders waiting, as many as one request takes (the same domain
+ * key, KEEPER_SIGN_BATCH_MAX and KEEPER_SIGN_BATCH_BYTES), and comes again
+ * for the rest after what else is due. */
+static void
+sign_pass(struct issuance *is)
+{
+	struct waiting *batch[KEEPER_SIGN_BATCH_MAX], *w;
+	struct keeper_item items[KEEPER_SIGN_BATCH_MAX];
+	struct keeper_key key = { is->keeper, NULL };
+	size_t n = 0, bytes = 0, i;
+
+	is->sign_scheduled = 0;
+	while ((w = is->tosign) != NULL && n < KEEPER_SIGN_BATCH_MAX &&
+	    (n == 0 || (strcmp(w->signer_fp, batch[0]->signer_fp) == 0 &&
+	    bytes + w->inlen + KEEPER_ITEM_OVERHEAD <= KEEPER_SIGN_BATCH_BYTES))) {
+		is->tosign = w->next;
+		w->next = NULL;
+		items[n].input = (const uint8_t *)w->input;
+		items[n].len = w->inlen;
+		bytes += w->inlen + KEEPER_ITEM_OVERHEAD;
+		batch[n++] = w;
+	}
+	if (is->tosign == NULL)
+		is->tosign_tail = &is->tosign;
+	if (n == 0)
+		return;
+	key.fingerprint = batch[0]->signer_fp;
+	/* Each item's rc says how it went, the whole request's failure
+	 * included. */
+	(void)keeper_sign_batch(&key, items, n);
+	for (i = 0; i < n; i++)
+		signed_one(is, batch[i], &items[i]);
+	if (is->tosign != NULL && !is->sign_scheduled) {
+		is->sign_scheduled = 1;
+		event_active(is->sign, EV_TIMEOUT, 0);
+	}
+}
+
 int
 issuance_certify(struct issuance *is, const struct issuance_order *o, issuance_done_fn done,
     void *arg)
 {
 	const struct domain *d = o->domain;
-	struct db_audit_row row = { 0 };
 	struct vep_cert_params p = { 0 };
-	struct keeper_key key = { is->keeper, d->current_fp };
-	struct vep_signer signer = { d->keys.current, keeper_sign, &key };
 	struct waiting *w;
 	int64_t now = vep_now_ms();
 	int rc;
@@ -314,25 +411,32 @@ issuance_certify(struct issuance *is, const struct issuance_order *o, issuance_d
 	p.exp_ms = now + (int64_t)o->lifetime_s * 1000;
 	if (p.exp_ms - p.iat_ms > VEP_CERT_MAX_LIFETIME_MS)
 		p.exp_ms = p.iat_ms + VEP_CERT_MAX_LIFETIME_MS;
-	if ((rc = vep_cert_sign_with(&signer, &p, &w->cert)) != 0) {
+	if ((rc = vep_cert_signing_input(d->keys.current, &p, &w->input, &w->inlen)) == 0 &&
+	    w->inlen + KEEPER_ITEM_OVERHEAD > KEEPER_SIGN_BATCH_BYTES)
+		rc = VEP_ERR_TOOBIG;
+	if (rc == 0 && o->client_addr != NULL && (w->client_addr = strdup(o->client_addr)) ==
+	    NULL)
+		rc = VEP_ERR_NOMEM;
+	if (rc != 0) {
 		log_error(is->log, "certificate for %s: %s", d->cfg->name, vep_strerror(rc));
 		waiting_free(w);
 		return rc;
 	}
+	/* Copied: a reload may replace the domain before the signing pass. */
+	snprintf(w->signer_fp, sizeof(w->signer_fp), "%s", d->current_fp);
+	snprintf(w->key_fp, sizeof(w->key_fp), "%s", o->key_fp != NULL ? o->key_fp : "");
 	w->done = done;
 	w->arg = arg;
 	w->iat_ms = p.iat_ms;
 	w->exp_ms = p.exp_ms;
-	row.ts_ms = now;
-	row.event = DB_AUDIT_CERT_ISSUED;
-	row.email = p.email;
-	row.key_fp = o->key_fp;
-	row.iat_ms = p.iat_ms;
-	row.exp_ms = p.exp_ms;
-	row.client_addr = o->client_addr;
-	row.outcome = "ok";
-	row.signer_fp = d->current_fp;
-	return enqueue(is, w, &row);
+	w->ts_ms = now;
+	*is->tosign_tail = w;
+	is->tosign_tail = &w->next;
+	if (!is->sign_scheduled) {
+		is->sign_scheduled = 1;
+		event_active(is->sign, EV_TIMEOUT, 0);
+	}
+	return VEP_OK;
 }
 
 void
@@ -355,8 +459,12 @@ issuance_free(struct issuance *is)
 {
 	if (is == NULL)
 		return;
+	report_all(is->tosign, SRV_ERR_CANCELED);
+	is->tosign = NULL;
 	report_all(is->head, SRV_ERR_CANCELED);
 	is->head = NULL;
+	if (is->sign != NULL)
+		event_free(is->sign);
 	if (is->flush != NULL)
 		event_free(is->flush);
 	db_audit_batch_free(is->batch);

@@ -15,7 +15,8 @@
  * the batch is made durable.
  *
  * Promises: the callback runs exactly once per accepted order, never
- * before the row is committed with rc 0; with DB_ERR_* / VEP_ERR_NOMEM
+ * before the row is committed with rc 0; with the signing error when the
+ * key process did not sign it; with DB_ERR_* / VEP_ERR_NOMEM / SRV_ERR_UNRECORDED
  * when the row could not be recorded (the certificate is then never
  * reported: no certificate leaves unrecorded); with SRV_ERR_CANCELED from
  * issuance_free at shutdown.
@@ -81,10 +82,16 @@ int issuance_user_key(struct issuance *is, const json_t *value,
 /* "the key process does not answer" when is cannot sign now, or NULL. */
 const char *issuance_problem(struct issuance *is);
 
-/* Signs the certificate and queues its audit row; done reports it when
- * the row is durable. Returns 0 (done will run), or else done never runs:
- * the signing error (VEP_ERR_IO: the key process is gone or stalled;
- * others), or SRV_ERR_UNRECORDED when there is no room to record it. */
+/* Queues the certificate for this pass's signing: the orders of one
+ * event-loop pass are signed together by the key process
+ * (keeper_sign_batch), after the callbacks already due, then their rows
+ * queued as above. done reports the certificate when its row is durable,
+ * or why not: a signing error (VEP_ERR_IO: the key process is gone or
+ * stalled; others), SRV_ERR_UNRECORDED when there is no room to record
+ * it, a DB_ERR_*. Returns 0 (done will run), or else done never runs:
+ * VEP_ERR_NOMEM, or why the certificate cannot be written (its input
+ * refused by vep_cert_signing_input, VEP_ERR_TOOBIG past what a request
+ * to the key process takes). */
 int issuance_certify(struct issuance *is, const struct issuance_order *o,
     issuance_done_fn done, void *arg);
 

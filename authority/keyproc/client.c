@@ -20,6 +20,7 @@
 #include "keyproc/proto.h"
 #include "secmem.h"
 
+
 struct keeper_chan {
 	int sock;
 	int broken;      /* a request went unanswered: the channel is out of step */
@@ -181,43 +182,84 @@ ask(struct keeper_chan *c, struct ipc_msg *req, int timeout_ms, struct ipc_msg *
 }
 
 int
+keeper_sign_batch(const struct keeper_key *key, struct keeper_item *items, size_t n)
+{
+	struct ipc_msg *req, *ans = NULL;
+	const uint8_t *p;
+	size_t i, bytes = 0, siglen;
+	int rc, arc, fd;
+
+	for (i = 0; i < n; i++) {
+		items[i].rc = VEP_ERR_IO;
+		items[i].sig = NULL;
+		items[i].siglen = 0;
+		bytes += items[i].len + KEEPER_ITEM_OVERHEAD;
+	}
+	if (n == 0 || n > KEEPER_SIGN_BATCH_MAX)
+		return VEP_ERR_ARG;
+	if (bytes > KEEPER_SIGN_BATCH_BYTES)
+		return VEP_ERR_TOOBIG;
+	if (strlen(key->fingerprint) != VEP_FINGERPRINT_HEX_LEN)
+		return VEP_ERR_ARG;
+	if ((req = keeper_msg_new(KEEPER_SIGN)) != NULL &&
+	    ipc_msg_put(req, KEEPER_TAG_FINGERPRINT, key->fingerprint,
+	    VEP_FINGERPRINT_HEX_LEN) != 0) {
+		ipc_msg_free(req);
+		req = NULL;
+	}
+	for (i = 0; req != NULL && i < n; i++)
+		if (ipc_msg_put(req, (uint8_t)(KEEPER_TAG_ITEM + i), items[i].input,
+		    items[i].len) != 0) {
+			ipc_msg_free(req);
+			req = NULL;
+		}
+	rc = ask(key->chan, req, KEEPER_ANSWER_TIMEOUT_MS, &ans, &arc, &fd);
+	if (fd >= 0)
+		close(fd);
+	if (rc == 0 && arc != 0)
+		rc = arc;
+	/* Every item answered and no more, or the channel is out of step. */
+	for (i = 0; rc == 0 && i < n; i++) {
+		if (keeper_get_result(ans, i, &items[i].rc, &p, &siglen) != 0)
+			rc = VEP_ERR_IO;
+		else if (items[i].rc == 0 && (items[i].sig = malloc(siglen)) == NULL)
+			items[i].rc = VEP_ERR_NOMEM;
+		else if (items[i].rc == 0) {
+			memcpy(items[i].sig, p, siglen);
+			items[i].siglen = siglen;
+		}
+	}
+	if (rc == 0 && keeper_get_result(ans, n, &arc, &p, &siglen) == 0)
+		rc = VEP_ERR_IO;
+	if (rc == VEP_ERR_IO && key->chan != NULL)
+		key->chan->broken = 1;
+	if (rc != 0)
+		for (i = 0; i < n; i++) {
+			free(items[i].sig);
+			items[i].sig = NULL;
+			items[i].siglen = 0;
+			items[i].rc = rc;
+		}
+	ipc_msg_free(ans);
+	return rc;
+}
+
+int
 keeper_sign(void *ctx, const vep_key *pub, const uint8_t *msg, size_t len, uint8_t **sig,
     size_t *siglen)
 {
-	const struct keeper_key *key = ctx;
-	struct ipc_msg *req, *ans = NULL;
-	const uint8_t *p;
-	size_t n;
-	int rc, arc, fd;
+	struct keeper_item it = { msg, len, 0, NULL, 0 };
+	int rc;
 
 	(void)pub;
 	*sig = NULL;
 	*siglen = 0;
 	if (len > KEEPER_BODY_MAX - 64)
 		return VEP_ERR_TOOBIG;
-	if (strlen(key->fingerprint) != VEP_FINGERPRINT_HEX_LEN)
-		return VEP_ERR_ARG;
-	if ((req = keeper_msg_new(KEEPER_SIGN)) != NULL &&
-	    (ipc_msg_put(req, KEEPER_TAG_FINGERPRINT, key->fingerprint,
-	    VEP_FINGERPRINT_HEX_LEN) != 0 ||
-	    ipc_msg_put(req, KEEPER_TAG_INPUT, msg, len) != 0)) {
-		ipc_msg_free(req);
-		req = NULL;
+	if ((rc = keeper_sign_batch(ctx, &it, 1)) == 0 && (rc = it.rc) == 0) {
+		*sig = it.sig;
+		*siglen = it.siglen;
 	}
-	rc = ask(key->chan, req, KEEPER_ANSWER_TIMEOUT_MS, &ans, &arc, &fd);
-	if (fd >= 0)
-		close(fd);
-	if (rc == 0 && arc != 0)
-		rc = arc;
-	else if (rc == 0 && (ipc_msg_get(ans, KEEPER_TAG_SIGNATURE, &p, &n) != 0 || n == 0))
-		rc = VEP_ERR_IO;
-	else if (rc == 0 && (*sig = malloc(n)) == NULL)
-		rc = VEP_ERR_NOMEM;
-	else if (rc == 0) {
-		memcpy(*sig, p, n);
-		*siglen = n;
-	}
-	ipc_msg_free(ans);
 	return rc;
 }
 

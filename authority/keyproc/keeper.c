@@ -185,39 +185,22 @@ cert_ok(const vep_cert *cert, const vep_key *key, const char *issuer)
 	    cert->exp_ms - cert->iat_ms <= VEP_CERT_MAX_LIFETIME_MS;
 }
 
+/* Signs one item, under the read lock: 0 with *sig (new) and *siglen, or
+ * why not. The checks are the same for every item of a batch. */
 static int
-do_sign(struct chan_srv *c, const struct ipc_msg *req)
+sign_item(struct chan_srv *c, const char *fp, const uint8_t *in, size_t len, uint8_t **sig,
+    size_t *siglen)
 {
-	char fp[VEP_FINGERPRINT_BUFSZ];
 	const char *issuer = NULL;
 	const vep_key *key;
-	const uint8_t *p, *in;
-	struct ipc_msg *ans;
 	struct keyring *sets[3];
 	vep_key_signer *ks = NULL;
-	vep_cert *cert = NULL;
-	uint8_t *sig = NULL;
-	size_t n, len, siglen = 0, i;
-	int rc = VEP_ERR_INVALID;
+	vep_cert *cert;
+	size_t i;
+	int rc;
 
-	if (ipc_msg_get(req, KEEPER_TAG_FINGERPRINT, &p, &n) != VEP_OK ||
-	    n != VEP_FINGERPRINT_HEX_LEN ||
-	    ipc_msg_get(req, KEEPER_TAG_INPUT, &in, &len) != VEP_OK)
-		goto out;
-	memcpy(fp, p, VEP_FINGERPRINT_HEX_LEN);
-	fp[VEP_FINGERPRINT_HEX_LEN] = '\0';
-	/* Without memory for the memo, every key is parsed: the same check. */
-	if (c->memo == NULL && vep_keymemo_new(&c->memo) != 0)
-		c->memo = NULL;
 	cert = input_cert(c->memo, in, len);
-	pthread_rwlock_rdlock(&c->k->lock);
-	/* Pending too: loops take up a new set as soon as it is swapped in,
-	 * a moment before the commit arrives. */
-	if (keyring_find(c->k->cur, fp, NULL, NULL) == NULL &&
-	    keyring_find(c->k->pending, fp, NULL, NULL) == NULL &&
-	    keyring_find(c->k->prev, fp, NULL, NULL) == NULL)
-		rc = VEP_ERR_NOKEY;
-	else if (cert == NULL || (key = signer_for(c->k, fp, cert, &issuer)) == NULL ||
+	if (cert == NULL || (key = signer_for(c->k, fp, cert, &issuer)) == NULL ||
 	    !cert_ok(cert, key, issuer))
 		rc = VEP_ERR_INVALID;
 	else {
@@ -231,18 +214,66 @@ do_sign(struct chan_srv *c, const struct ipc_msg *req)
 		for (i = 0; i < 3 && rc == VEP_ERR_NOKEY; i++)
 			rc = keyring_signer(sets[i], key, c->index, c->k->nloops, &ks);
 		if (rc == 0)
-			rc = vep_key_signer_sign(ks, in, len, &sig, &siglen);
+			rc = vep_key_signer_sign(ks, in, len, sig, siglen);
+	}
+	vep_cert_free(cert);
+	return rc;
+}
+
+/* A batch of signing inputs, all for the key named by FINGERPRINT, each
+ * checked and signed on its own: one item refused does not refuse the
+ * others. Back to back, so the signatures after the first find the key
+ * and the exponentiation's tables still in this core's caches. */
+static int
+do_sign(struct chan_srv *c, const struct ipc_msg *req)
+{
+	char fp[VEP_FINGERPRINT_BUFSZ];
+	const uint8_t *p, *in[KEEPER_SIGN_BATCH_MAX];
+	size_t len[KEEPER_SIGN_BATCH_MAX];
+	struct ipc_msg *ans;
+	uint8_t *sig;
+	size_t n, i, count = 0, siglen;
+	int rc = VEP_ERR_INVALID, known, irc;
+
+	if (ipc_msg_get(req, KEEPER_TAG_FINGERPRINT, &p, &n) != VEP_OK ||
+	    n != VEP_FINGERPRINT_HEX_LEN)
+		return answer(c, KEEPER_SIGN, rc);
+	memcpy(fp, p, VEP_FINGERPRINT_HEX_LEN);
+	fp[VEP_FINGERPRINT_HEX_LEN] = '\0';
+	/* Items are numbered from 0 without a gap. */
+	for (i = 0; i < KEEPER_SIGN_BATCH_MAX; i++) {
+		if (ipc_msg_get(req, (uint8_t)(KEEPER_TAG_ITEM + i), &p, &n) != VEP_OK)
+			continue;
+		if (i != count)
+			return answer(c, KEEPER_SIGN, rc);
+		in[count] = p;
+		len[count++] = n;
+	}
+	if (count == 0)
+		return answer(c, KEEPER_SIGN, rc);
+	/* Without memory for the memo, every key is parsed: the same check. */
+	if (c->memo == NULL && vep_keymemo_new(&c->memo) != 0)
+		c->memo = NULL;
+	if ((ans = answer_new(KEEPER_SIGN, 0)) == NULL)
+		return VEP_ERR_NOMEM;
+	pthread_rwlock_rdlock(&c->k->lock);
+	/* Pending too: loops take up a new set as soon as it is swapped in,
+	 * a moment before the commit arrives. */
+	known = keyring_find(c->k->cur, fp, NULL, NULL) != NULL ||
+	    keyring_find(c->k->pending, fp, NULL, NULL) != NULL ||
+	    keyring_find(c->k->prev, fp, NULL, NULL) != NULL;
+	for (i = 0, rc = 0; i < count && rc == 0; i++) {
+		sig = NULL;
+		siglen = 0;
+		irc = known ? sign_item(c, fp, in[i], len[i], &sig, &siglen) : VEP_ERR_NOKEY;
+		rc = keeper_put_result(ans, i, irc, sig, siglen);
+		free(sig);
 	}
 	pthread_rwlock_unlock(&c->k->lock);
-out:
-	vep_cert_free(cert);
-	ans = answer_new(KEEPER_SIGN, rc);
-	if (ans != NULL && rc == 0 &&
-	    ipc_msg_put(ans, KEEPER_TAG_SIGNATURE, sig, siglen) != VEP_OK) {
+	if (rc != 0) {
 		ipc_msg_free(ans);
 		ans = answer_new(KEEPER_SIGN, VEP_ERR_NOMEM);
 	}
-	free(sig);
 	return answer_send(c, ans, -1);
 }
 

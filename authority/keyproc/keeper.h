@@ -29,8 +29,9 @@
  * inherited), ignores terminal signals and ends when the network process
  * closes its channels or dies (PR_SET_PDEATHSIG).
  *
- * The network side's calls block for the answer (a signature takes about
- * as long as signing in the loop did; loading, only at start and reload).
+ * The network side's calls block for the answer (a batch of signatures
+ * takes about as long as signing them in the loop did; loading, only at
+ * start and reload).
  */
 #ifndef AUTHORITY_KEYPROC_KEEPER_H
 #define AUTHORITY_KEYPROC_KEEPER_H
@@ -43,6 +44,7 @@
 
 #include "key.h"
 #include "keyproc/keyring.h"
+#include "keyproc/proto.h"
 
 struct keeper_params {
 	const char *config_path;          /* NULL: built-in configuration */
@@ -86,6 +88,26 @@ struct keeper_key {
 	struct keeper_chan *chan;
 	const char *fingerprint;
 };
+
+/* One signing input of a batch (keeper_sign_batch): input and len are
+ * the caller's; rc, and for rc 0 sig (new, free()) and siglen, the
+ * answer. */
+struct keeper_item {
+	const uint8_t *input;
+	size_t len;
+	int rc;
+	uint8_t *sig;
+	size_t siglen;
+};
+
+/* Signs n inputs (1 <= n <= KEEPER_SIGN_BATCH_MAX, lengths plus
+ * KEEPER_ITEM_OVERHEAD each at most KEEPER_SIGN_BATCH_BYTES, all of
+ * keyproc/proto.h) with key in one request and one answer, the key process
+ * signing them back to back. Returns 0 when the request was answered, each
+ * item's rc then saying what keeper_sign would have for it alone; else
+ * VEP_ERR_ARG or VEP_ERR_TOOBIG (nothing asked) or VEP_ERR_IO (the key
+ * process is gone or did not answer), set in every item's rc too. */
+int keeper_sign_batch(const struct keeper_key *key, struct keeper_item *items, size_t n);
 
 /* vep_signer's sign function (ctx: a struct keeper_key *; pub is not
  * looked at). Returns 0 or VEP_ERR_NOKEY (no current key with that

@@ -5,6 +5,7 @@
 #include "keyproc/proto.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -12,6 +13,12 @@
 #include <unistd.h>
 
 #include "err.h"
+
+/* A whole batch fits in one frame: type byte, fingerprint field, the
+ * items with their field headers; and its fields in a message. */
+_Static_assert(1 + 3 + VEP_FINGERPRINT_HEX_LEN + KEEPER_SIGN_BATCH_BYTES <= KEEPER_FRAME_MAX,
+    "a batch fits in a frame");
+_Static_assert(1 + KEEPER_SIGN_BATCH_MAX <= IPC_MAX_FIELDS, "a batch's fields fit");
 
 struct ipc_msg *
 keeper_msg_new(uint8_t type)
@@ -132,4 +139,53 @@ out:
 	}
 	ipc_buf_clear(&in);
 	return rc;
+}
+
+int
+keeper_put_result(struct ipc_msg *m, size_t i, int rc, const uint8_t *sig, size_t siglen)
+{
+	uint8_t *v;
+	size_t n = 4 + (rc == 0 ? siglen : 0);
+	uint32_t u = (uint32_t)rc;
+	int e;
+
+	if (i >= KEEPER_SIGN_BATCH_MAX || (rc == 0 && (sig == NULL || siglen == 0)))
+		return VEP_ERR_ARG;
+	if ((v = malloc(n)) == NULL)
+		return VEP_ERR_NOMEM;
+	/* VEP_ERR_* travel as their two's complement, big-endian. */
+	v[0] = (uint8_t)(u >> 24);
+	v[1] = (uint8_t)(u >> 16);
+	v[2] = (uint8_t)(u >> 8);
+	v[3] = (uint8_t)u;
+	if (rc == 0)
+		memcpy(v + 4, sig, siglen);
+	e = ipc_msg_put(m, (uint8_t)(KEEPER_TAG_ITEM + i), v, n);
+	free(v);
+	return e;
+}
+
+int
+keeper_get_result(const struct ipc_msg *m, size_t i, int *rc, const uint8_t **sig,
+    size_t *siglen)
+{
+	const uint8_t *p;
+	size_t n;
+	uint32_t u;
+
+	*rc = VEP_ERR_IO;
+	*sig = NULL;
+	*siglen = 0;
+	if (i >= KEEPER_SIGN_BATCH_MAX ||
+	    ipc_msg_get(m, (uint8_t)(KEEPER_TAG_ITEM + i), &p, &n) != VEP_OK || n < 4)
+		return VEP_ERR_INVALID;
+	u = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	if ((u == 0) != (n > 4))
+		return VEP_ERR_INVALID;
+	*rc = (int)(int32_t)u;
+	if (u == 0) {
+		*sig = p + 4;
+		*siglen = n - 4;
+	}
+	return VEP_OK;
 }

@@ -5,7 +5,12 @@
  * descriptor passed alongside (SCM_RIGHTS). One request and one answer at
  * a time per channel; an answer has its request's type and an RC field.
  *
- *   SIGN    FINGERPRINT (64 hex), INPUT -> RC, SIGNATURE
+ *   SIGN    FINGERPRINT (64 hex), ITEM+0 .. ITEM+n-1 (signing inputs, 1 <= n <=
+ *           KEEPER_SIGN_BATCH_MAX) -> RC (of the request as a whole), and
+ *           for each item i ITEM+i: its own rc (u32), then its signature
+ *           when that rc is 0. A loop's certificates of one event-loop
+ *           pass travel in one request: one wake-up of the key process
+ *           and one round trip for all, signed back to back.
  *   LOAD    (no field) -> RC, a memfd holding the bundle text (keyproc/keyring.h),
  *           or on failure REASON
  *   COMMIT  TAKEN (u32 1: the last LOAD is in use, 0: it was not taken
@@ -47,16 +52,23 @@ enum keeper_tag {
 	KEEPER_TAG_RC = 1,           /* u32: answers, 0 or VEP_ERR_* (two's complement) */
 	KEEPER_TAG_FINGERPRINT = 2,  /* VEP_FINGERPRINT_HEX_LEN hex: vep_key_fingerprint
 	                              * of the key to sign with */
-	KEEPER_TAG_INPUT = 3,        /* bytes: the signing input */
-	KEEPER_TAG_SIGNATURE = 4,    /* bytes */
 	KEEPER_TAG_REASON = 5,       /* text: why a LOAD failed */
 	KEEPER_TAG_TAKEN = 6,        /* u32: 1 or 0 */
 	KEEPER_TAG_PID = 7,          /* u32: the helper's pid */
+	KEEPER_TAG_ITEM = 32,        /* 32 + i: a SIGN's item i (see above) */
 };
 
 /* Largest signing input plus its key's fingerprint: a certificate's
  * signing input, with room to spare. */
 #define KEEPER_BODY_MAX (VEP_JWS_MAX_BYTES + 1024)
+/* Most signing inputs in one SIGN request, and what they may come to:
+ * the sum over them of each one's length plus KEEPER_ITEM_OVERHEAD (its
+ * field header). The largest single input, KEEPER_BODY_MAX - 64 bytes,
+ * fits alone. A whole batch fits in a frame (checked in keyproc/proto.c);
+ * its answer (a signature is at most a few hundred bytes) is smaller. */
+#define KEEPER_SIGN_BATCH_MAX 16
+#define KEEPER_ITEM_OVERHEAD 3
+#define KEEPER_SIGN_BATCH_BYTES (KEEPER_BODY_MAX - 64 + KEEPER_ITEM_OVERHEAD)
 /* Largest frame body on these channels, in bytes: a SIGN request (type
  * byte, two field headers and KEEPER_BODY_MAX), the largest message. */
 #define KEEPER_FRAME_MAX (KEEPER_BODY_MAX + 64)
@@ -81,5 +93,17 @@ int keeper_send(int sock, const struct ipc_msg *m, int fd);
  * KEEPER_FRAME_MAX), VEP_ERR_INVALID (not exactly one well-formed frame) or
  * VEP_ERR_NOMEM, with *out NULL and *fd -1. */
 int keeper_recv(int sock, struct ipc_msg **out, int *fd, int timeout_ms);
+
+/* A SIGN answer's item i: its rc, then the signature (sig, siglen; none
+ * unless rc is 0). Returns 0 or what ipc_msg_put does. */
+int keeper_put_result(struct ipc_msg *m, size_t i, int rc, const uint8_t *sig,
+    size_t siglen);
+
+/* Reads item i of a SIGN answer: *rc, and for rc 0 the signature (*sig
+ * borrowed from m, *siglen > 0). Returns 0, or VEP_ERR_INVALID when the
+ * field is absent or malformed (shorter than its rc, a signature with an
+ * error or none with success). */
+int keeper_get_result(const struct ipc_msg *m, size_t i, int *rc, const uint8_t **sig,
+    size_t *siglen);
 
 #endif

@@ -90,6 +90,29 @@ test_sign_exact_payload(void)
 	ASSERT_EQ(vep_cert_sign(domain_key, &p, &c2), 0);
 	ASSERT_STREQ(c2, c);
 	free(c2);
+	/* In two halves (the authority's key process signs the input): the
+	 * same certificate again; the same refusals before anything is
+	 * signed. */
+	char *in = NULL;
+	size_t inlen = 0, siglen = 0;
+	uint8_t *sig = NULL;
+	ASSERT_EQ(vep_cert_signing_input(domain_key, &p, &in, &inlen), 0);
+	ASSERT_TRUE(strncmp(c, in, inlen) == 0 && c[inlen] == '.');
+	ASSERT_EQ(vep_key_sign(domain_key, (const uint8_t *)in, inlen, &sig, &siglen), 0);
+	ASSERT_EQ(vep_jws_join(in, sig, siglen, &c2), 0);
+	ASSERT_STREQ(c2, c);
+	free(c2);
+	free(sig);
+	free(in);
+	p.exp_ms = p.iat_ms;
+	in = (char *)1;
+	ASSERT_EQ(vep_cert_signing_input(domain_key, &p, &in, &inlen), VEP_ERR_ARG);
+	ASSERT_TRUE(in == NULL && inlen == 0);
+	p.exp_ms = T_EXP;
+	p.email = "not an address";
+	ASSERT_EQ(vep_cert_signing_input(domain_key, &p, &in, &inlen), VEP_ERR_EMAIL);
+	p.email = "Alice@example.com";
+	ASSERT_EQ(vep_cert_signing_input(NULL, &p, &in, &inlen), VEP_ERR_ARG);
 	json_t *tree = json_pack("{s:s,s:I,s:I,s:o,s:{s:s}}", "iss", "example.com", "iat",
 	    (json_int_t)T_IAT, "exp", (json_int_t)T_EXP, "public-key", vep_key_to_json(user_key),
 	    "principal", "email", "Alice@example.com");

@@ -411,6 +411,45 @@ test_vectors_backed(void)
 	}
 }
 
+/* The two halves (signing input, then the token of it and a signature
+ * made elsewhere) give what signing in one call gives: the same input,
+ * a token that parses and verifies; and they refuse what it refuses. */
+static void
+test_sign_halves(void)
+{
+	static const char payload[] = "{\"iss\":\"example.test\",\"n\":1}";
+	size_t plen = sizeof(payload) - 1, inlen = 0, siglen = 0;
+	char *input = NULL, *tok = NULL, *whole = NULL;
+	struct vep_signer s = { ds128, vep_signer_key_sign, NULL };
+	uint8_t *sig = NULL;
+	vep_jws *j = NULL;
+
+	ASSERT_EQ(vep_jws_signing_input(ds128, payload, plen, &input, &inlen), VEP_OK);
+	ASSERT_EQ(inlen, strlen(input));
+	ASSERT_EQ(vep_jws_sign_text_with(&s, payload, plen, &whole), VEP_OK);
+	/* DSA signatures differ per call; the input before them does not. */
+	ASSERT_TRUE(strncmp(whole, input, inlen) == 0 && whole[inlen] == '.');
+	ASSERT_EQ(vep_key_sign(ds128, (const uint8_t *)input, inlen, &sig, &siglen), VEP_OK);
+	ASSERT_EQ(vep_jws_join(input, sig, siglen, &tok), VEP_OK);
+	ASSERT_EQ(vep_jws_parse(tok, strlen(tok), &j), VEP_OK);
+	ASSERT_EQ(vep_jws_verify(j, ds128), VEP_OK);
+	ASSERT_TRUE(vep_jws_verify(j, rs256) != VEP_OK);
+	vep_jws_free(j);
+	free(tok);
+	tok = (char *)1;
+	ASSERT_EQ(vep_jws_join(input, sig, 0, &tok), VEP_ERR_ARG);
+	ASSERT_TRUE(tok == NULL);
+	ASSERT_EQ(vep_jws_join(NULL, sig, siglen, &tok), VEP_ERR_ARG);
+	free(sig);
+	free(input);
+	free(whole);
+	input = (char *)1;
+	ASSERT_EQ(vep_jws_signing_input(ds128, "[1]", 3, &input, &inlen), VEP_ERR_ARG);
+	ASSERT_TRUE(input == NULL && inlen == 0);
+	ASSERT_EQ(vep_jws_signing_input(NULL, payload, plen, &input, &inlen), VEP_ERR_ARG);
+	ASSERT_EQ(vep_jws_signing_input(ds128, payload, 0, &input, &inlen), VEP_ERR_ARG);
+}
+
 int
 main(void)
 {
@@ -429,6 +468,7 @@ main(void)
 		return 1;
 	}
 	RUN(test_sign_form);
+	RUN(test_sign_halves);
 	RUN(test_sign_verify_each_alg);
 	RUN(test_tamper_and_alg_mismatch);
 	RUN(test_parse_rejections);

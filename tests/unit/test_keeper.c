@@ -138,6 +138,79 @@ sign_raw(struct keeper_chan *c, const vep_key *pub, const char *msg, size_t len)
 	return rc;
 }
 
+/* Batches: each item checked and signed on its own (a refused one
+ * refuses no other), every signature that of its own input; the limits
+ * refused before anything is sent. */
+static void
+test_batch(struct keeper_chan *c, const vep_key *pub, const vep_key *user)
+{
+	char fp[VEP_FINGERPRINT_BUFSZ], *in[KEEPER_SIGN_BATCH_MAX + 1], *cert;
+	struct keeper_key key = { c, fp };
+	struct keeper_item it[KEEPER_SIGN_BATCH_MAX + 1];
+	struct vep_cert_params p = { "example.test", NULL, user, 1000, 601000, NULL };
+	char email[64];
+	const vep_key *ks[1] = { pub };
+	vep_cert *parsed;
+	uint8_t *big;
+	size_t i, inlen;
+
+	ASSERT_EQ(vep_key_fingerprint(pub, fp), VEP_OK);
+	for (i = 0; i < KEEPER_SIGN_BATCH_MAX + 1; i++) {
+		snprintf(email, sizeof(email), "user%zu@example.test", i);
+		p.email = email;
+		ASSERT_EQ(vep_cert_signing_input(pub, &p, &in[i], &inlen), VEP_OK);
+		it[i].input = (const uint8_t *)in[i];
+		it[i].len = inlen;
+	}
+	/* Item 1 is no certificate, item 2 one of a domain not ours. */
+	it[1].input = (const uint8_t *)"not a certificate";
+	it[1].len = 17;
+	p.issuer = "example.org";
+	p.email = "bob@example.org";
+	free(in[2]);
+	ASSERT_EQ(vep_cert_signing_input(pub, &p, &in[2], &inlen), VEP_OK);
+	it[2].input = (const uint8_t *)in[2];
+	it[2].len = inlen;
+	ASSERT_EQ(keeper_sign_batch(&key, it, KEEPER_SIGN_BATCH_MAX), VEP_OK);
+	for (i = 0; i < KEEPER_SIGN_BATCH_MAX; i++) {
+		if (i == 1 || i == 2) {
+			ASSERT_EQ(it[i].rc, VEP_ERR_INVALID);
+			ASSERT_TRUE(it[i].sig == NULL && it[i].siglen == 0);
+			continue;
+		}
+		ASSERT_EQ(it[i].rc, VEP_OK);
+		ASSERT_EQ(vep_jws_join(in[i], it[i].sig, it[i].siglen, &cert), VEP_OK);
+		parsed = NULL;
+		ASSERT_EQ(vep_cert_parse(cert, strlen(cert), &parsed), VEP_OK);
+		ASSERT_EQ(vep_cert_verify(parsed, ks, 1, 2000), VEP_OK);
+		snprintf(email, sizeof(email), "user%zu@example.test", i);
+		ASSERT_STREQ(parsed->email, email);
+		vep_cert_free(parsed);
+		free(cert);
+		free(it[i].sig);
+	}
+	/* One item more than a request takes, none, too many bytes. */
+	ASSERT_EQ(keeper_sign_batch(&key, it, KEEPER_SIGN_BATCH_MAX + 1), VEP_ERR_ARG);
+	ASSERT_EQ(it[0].rc, VEP_ERR_IO);
+	ASSERT_EQ(keeper_sign_batch(&key, it, 0), VEP_ERR_ARG);
+	big = calloc(1, KEEPER_SIGN_BATCH_BYTES);
+	ASSERT_TRUE(big != NULL);
+	it[1].input = big;
+	it[1].len = KEEPER_SIGN_BATCH_BYTES - KEEPER_ITEM_OVERHEAD - it[0].len -
+	    KEEPER_ITEM_OVERHEAD + 1;
+	ASSERT_EQ(keeper_sign_batch(&key, it, 2), VEP_ERR_TOOBIG);
+	it[1].len--;
+	/* Exactly full: sent, answered (the filler refused, the certificate
+	 * signed). */
+	ASSERT_EQ(keeper_sign_batch(&key, it, 2), VEP_OK);
+	ASSERT_EQ(it[0].rc, VEP_OK);
+	ASSERT_EQ(it[1].rc, VEP_ERR_INVALID);
+	free(it[0].sig);
+	free(big);
+	for (i = 0; i < KEEPER_SIGN_BATCH_MAX + 1; i++)
+		free(in[i]);
+}
+
 static void
 test_keeper(void)
 {
@@ -211,6 +284,8 @@ test_keeper(void)
 	free(p64);
 	/* A key it does not hold. */
 	ASSERT_EQ(signs(c, other, user), VEP_ERR_NOKEY);
+	test_batch(c, pub, user);
+	ASSERT_TRUE(keeper_chan_ok(c));
 
 	/* A broken key: the reload fails with the reason, the old key signs. */
 	if ((f = fopen(keys, "w")) != NULL) {
@@ -545,21 +620,49 @@ test_proto(void)
 	ipc_msg_free(got);
 	got = NULL;
 
+	/* A SIGN answer's items: an rc with a signature only for success. */
+	m = keeper_msg_new(KEEPER_SIGN);
+	ASSERT_TRUE(m != NULL);
+	ASSERT_EQ(keeper_put_result(m, 0, 0, (const uint8_t *)"sig", 3), VEP_OK);
+	ASSERT_EQ(keeper_put_result(m, 1, VEP_ERR_INVALID, (const uint8_t *)"x", 1), VEP_OK);
+	ASSERT_EQ(keeper_put_result(m, 2, 0, NULL, 0), VEP_ERR_ARG);
+	ASSERT_EQ(keeper_put_result(m, KEEPER_SIGN_BATCH_MAX, VEP_ERR_INVALID, NULL, 0),
+	    VEP_ERR_ARG);
+	ASSERT_EQ(ipc_msg_put(m, KEEPER_TAG_ITEM + 2, "\0\0\0", 3), VEP_OK);
+	ASSERT_EQ(ipc_msg_put(m, KEEPER_TAG_ITEM + 3, "\0\0\0\0", 4), VEP_OK);
+	ASSERT_EQ(ipc_msg_put(m, KEEPER_TAG_ITEM + 4, "\xff\xff\xff\xfe" "s", 5), VEP_OK);
+	{
+		const uint8_t *sg;
+		size_t sl;
+		int irc;
+
+		ASSERT_EQ(keeper_get_result(m, 0, &irc, &sg, &sl), VEP_OK);
+		ASSERT_TRUE(irc == 0 && sl == 3 && memcmp(sg, "sig", 3) == 0);
+		ASSERT_EQ(keeper_get_result(m, 1, &irc, &sg, &sl), VEP_OK);
+		ASSERT_TRUE(irc == VEP_ERR_INVALID && sg == NULL && sl == 0);
+		ASSERT_EQ(keeper_get_result(m, 2, &irc, &sg, &sl), VEP_ERR_INVALID); /* short */
+		ASSERT_EQ(keeper_get_result(m, 3, &irc, &sg, &sl), VEP_ERR_INVALID); /* no sig */
+		/* a signature with an error */
+		ASSERT_EQ(keeper_get_result(m, 4, &irc, &sg, &sl), VEP_ERR_INVALID);
+		ASSERT_EQ(keeper_get_result(m, 5, &irc, &sg, &sl), VEP_ERR_INVALID); /* absent */
+	}
+	ipc_msg_free(m);
+
 	/* The largest SIGN request fits; one byte more does not. */
 	m = keeper_msg_new(KEEPER_SIGN);
 	ASSERT_TRUE(m != NULL);
 	ASSERT_EQ(ipc_msg_put(m, KEEPER_TAG_FINGERPRINT, big, VEP_FINGERPRINT_HEX_LEN), VEP_OK);
-	ASSERT_EQ(ipc_msg_put(m, KEEPER_TAG_INPUT, big, KEEPER_BODY_MAX - 64), VEP_OK);
+	ASSERT_EQ(ipc_msg_put(m, KEEPER_TAG_ITEM, big, KEEPER_BODY_MAX - 64), VEP_OK);
 	ASSERT_EQ(keeper_send(sv[0], m, -1), VEP_OK);
 	ipc_msg_free(m);
 	ASSERT_EQ(keeper_recv(sv[1], &got, &fd, 1000), VEP_OK);
-	ASSERT_TRUE(ipc_msg_get(got, KEEPER_TAG_INPUT, &p, &n) == VEP_OK &&
+	ASSERT_TRUE(ipc_msg_get(got, KEEPER_TAG_ITEM, &p, &n) == VEP_OK &&
 	    n == KEEPER_BODY_MAX - 64);
 	ipc_msg_free(got);
 	got = NULL;
 	m = keeper_msg_new(KEEPER_SIGN);
 	ASSERT_TRUE(m != NULL);
-	ASSERT_EQ(ipc_msg_put(m, KEEPER_TAG_INPUT, big, KEEPER_FRAME_MAX), VEP_ERR_TOOBIG);
+	ASSERT_EQ(ipc_msg_put(m, KEEPER_TAG_ITEM, big, KEEPER_FRAME_MAX), VEP_ERR_TOOBIG);
 	ipc_msg_free(m);
 
 	/* Over the cap on the wire: refused. */
