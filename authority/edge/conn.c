@@ -446,6 +446,14 @@ conn_reply(struct conn *c, struct evbuffer *reply, int keep_alive)
 		return;
 	}
 	out = bufferevent_get_output(c->bev);
+	/* Plain TCP with nothing queued: the answer goes to the socket now,
+	 * and only what it does not take waits for the bufferevent's write
+	 * event. Queued first, the answer would cost an epoll round (the
+	 * write event added, fired, removed) per request; the socket almost
+	 * always takes it whole. TLS answers go through the bufferevent. A
+	 * write error is left to the bufferevent to find on the rest. */
+	if (!c->tls && evbuffer_get_length(out) == 0)
+		(void)evbuffer_write(reply, bufferevent_getfd(c->bev));
 	if (evbuffer_add_buffer(out, reply) != 0) {
 		close_now(c);
 	} else if (!keep_alive) {
@@ -455,14 +463,17 @@ conn_reply(struct conn *c, struct evbuffer *reply, int keep_alive)
 		c->refused = 1;
 		cut_input(bufferevent_get_input(c->bev), 0);
 		c->scanned = 0;
+		/* All out: on_write closes, later in this loop pass. */
 		if (evbuffer_get_length(out) == 0)
-			close_now(c);
+			bufferevent_trigger(c->bev, EV_WRITE, BEV_TRIG_DEFER_CALLBACKS);
 	} else {
 		/* Reading stays bounded and the next request waits until the
 		 * answer is out (on_write). */
 		c->state = CONN_IDLE;
+		/* All out: on_write runs later in this loop pass (deferred, so a
+		 * pipelined request's answer does not recurse into the next). */
 		if (evbuffer_get_length(out) == 0)
-			on_write(c->bev, c);
+			bufferevent_trigger(c->bev, EV_WRITE, BEV_TRIG_DEFER_CALLBACKS);
 	}
 	conn_unref(c);
 }
