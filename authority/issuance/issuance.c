@@ -335,6 +335,7 @@ enqueue(struct issuance *is, struct waiting *w)
 static void
 signed_one(struct issuance *is, struct waiting *w, struct keeper_item *it)
 {
+	const char *at;
 	int rc = it->rc;
 
 	if (rc == 0)
@@ -345,7 +346,10 @@ signed_one(struct issuance *is, struct waiting *w, struct keeper_item *it)
 	free(w->input);
 	w->input = NULL;
 	if (rc != 0) {
-		log_error(is->log, "certificate for %s: %s", w->email, vep_strerror(rc));
+		/* The domain, as before signing: the address stays out of logs. */
+		at = strrchr(w->email, '@');
+		log_error(is->log, "certificate for %s: %s", at != NULL ? at + 1 : "?",
+		    vep_strerror(rc));
 		report(w, rc);
 	} else if (enqueue(is, w) != 0) {
 		report(w, SRV_ERR_UNRECORDED);
