@@ -1,10 +1,7 @@
 /*
- * util.c - strict loading of untrusted JSON, JSON time members, the clock.
+ * util.c - JSON time members and quoting, the clock, UTF-8 repair.
  *
- * Owns the one place where untrusted text becomes a jansson object, so every
- * parser in libvep gets the same rules: one object, no duplicate keys, no NUL
- * bytes, no trailing data, bounded size. It must never accept a top-level
- * value other than an object, nor loosen those rules for a caller.
+ * Untrusted JSON text becomes a jansson object in json_parse.c alone.
  */
 #include <math.h>
 #include <string.h>
@@ -16,50 +13,6 @@
 /* JavaScript numbers are exact only below 2^53; a time at or above that was
  * not written by a deployed client and cannot round-trip through one. */
 #define VEP_JSON_INT_LIMIT 9007199254740992LL /* 2^53 */
-
-/* Parses one untrusted JSON object. *out is a new reference on success. */
-int
-vep_json_parse_object(const char *text, size_t len, json_t **out)
-{
-	json_error_t jerr;
-	json_t *v = NULL;
-	int rc;
-
-	if (out != NULL)
-		*out = NULL;
-	if (text == NULL || out == NULL) {
-		rc = VEP_ERR_ARG;
-		goto out;
-	}
-	if (len > VEP_JSON_MAX_BYTES) {
-		rc = VEP_ERR_TOOBIG;
-		goto out;
-	}
-	/* jansson would stop at an embedded NUL only with some flags; refuse
-	 * it outright so no two readers can disagree about the text. */
-	if (memchr(text, '\0', len) != NULL) {
-		rc = VEP_ERR_INVALID;
-		goto out;
-	}
-	/* No JSON_DECODE_ANY: the top level must be an object or array; no
-	 * JSON_DISABLE_EOF_CHECK: trailing data is an error. */
-	v = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (v == NULL) {
-		rc = json_error_code(&jerr) == json_error_out_of_memory ?
-		    VEP_ERR_NOMEM : VEP_ERR_INVALID;
-		goto out;
-	}
-	if (!json_is_object(v)) {
-		rc = VEP_ERR_INVALID;
-		goto out;
-	}
-	*out = v;
-	v = NULL;
-	rc = VEP_OK;
-out:
-	json_decref(v);
-	return rc;
-}
 
 /* Reads a non-negative integral time member (integer, or a real that is
  * exactly integral, as JavaScript prints large numbers), below 2^53. */

@@ -14,6 +14,8 @@
 
 /* Parses len bytes of untrusted JSON that must be one object: duplicate keys,
  * trailing data, NUL bytes and texts over VEP_JSON_MAX_BYTES are refused.
+ * Accepts exactly the objects jansson's json_loadb accepts with
+ * JSON_REJECT_DUPLICATES and builds the same tree (json_parse.c).
  * On success *out is a new reference. Returns 0, VEP_ERR_INVALID,
  * VEP_ERR_TOOBIG or VEP_ERR_NOMEM. */
 int vep_json_parse_object(const char *text, size_t len, json_t **out);

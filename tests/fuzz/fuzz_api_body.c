@@ -6,8 +6,10 @@
  * raw bytes as PAM's text (a prompt, a message) on its way into a 202
  * answer (vep_utf8_sanitize).
  *
- * Invariants: an accepted body is an object that survives a compact
- * re-serialisation and re-parse unchanged; an accepted key has a public
+ * Invariants: the parser accepts exactly what jansson's json_loadb does
+ * (JSON_REJECT_DUPLICATES, one object) and builds an equal tree; an
+ * accepted body is an object that survives a compact re-serialisation and
+ * re-parse unchanged; an accepted key has a public
  * half only and a canonical text that parses back to the same key; an
  * accepted email is idempotent under normalisation; any bytes, sanitised,
  * are a string jansson takes, sanitising again changes nothing, and a
@@ -98,6 +100,25 @@ check_body_text(const json_t *s)
 	free(t);
 }
 
+/* jansson's reader, as vep_json_parse_object used it before it read the
+ * text itself: the two must agree on every input. */
+static void
+check_reference(const uint8_t *data, size_t len, const json_t *ours)
+{
+	json_error_t e;
+	json_t *v = NULL;
+
+	if (len <= VEP_JSON_MAX_BYTES && memchr(data, '\0', len) == NULL)
+		v = json_loadb((const char *)data, len, JSON_REJECT_DUPLICATES, &e);
+	if (v != NULL && !json_is_object(v)) {
+		json_decref(v);
+		v = NULL;
+	}
+	FUZZ_CHECK((v == NULL) == (ours == NULL));
+	FUZZ_CHECK(v == NULL || json_equal(v, ours));
+	json_decref(v);
+}
+
 int
 fuzz_main(const uint8_t *data, size_t len)
 {
@@ -105,7 +126,9 @@ fuzz_main(const uint8_t *data, size_t len)
 	char *text;
 
 	check_pam_text(data, len);
-	if (vep_json_parse_object((const char *)data, len, &o) != 0)
+	(void)vep_json_parse_object((const char *)data, len, &o);
+	check_reference(data, len, o);
+	if (o == NULL)
 		return 0;
 	FUZZ_CHECK(json_is_object(o));
 	text = json_dumps(o, JSON_COMPACT | JSON_ENCODE_ANY);
