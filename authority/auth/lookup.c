@@ -29,6 +29,7 @@ struct lookup {
 	int store_rc;             /* the last ping's (or lookup's) verdict on the store */
 	int64_t alive;            /* sessions alive at the last ping */
 	int64_t counted;          /* the reader's count, read only once its ping is done */
+	vep_digester *digester;   /* owned: hashes each presented token */
 };
 
 /* One session lookup in the reader thread. */
@@ -108,7 +109,7 @@ lookup_session(struct lookup *lk, const char *cookie, lookup_found done, void *a
 	memset(&out, 0, sizeof(out));
 	rc = session_cookie_find(cookie, token);
 	if (rc == 0)
-		rc = session_tokens_from(token, &out.tokens);
+		rc = session_tokens_from(lk->digester, token, &out.tokens);
 	vep_memzero(token, sizeof(token));
 	if (rc != 0) {
 		signin_session_wipe(&out);
@@ -215,6 +216,10 @@ lookup_new(struct authority *a, struct event_base *base, struct db *db,
 	lk->db = db;
 	lk->reader = reader;
 	lk->writer = writer;
+	if ((lk->digester = vep_digester_new()) == NULL) {
+		lookup_free(lk);
+		return VEP_ERR_NOMEM;
+	}
 	if (reader != NULL) {
 		if ((lk->ping = event_new(base, -1, EV_PERSIST, on_ping, lk)) == NULL ||
 		    event_add(lk->ping, &tv) != 0) {
@@ -234,5 +239,6 @@ lookup_free(struct lookup *lk)
 		return;
 	if (lk->ping != NULL)
 		event_free(lk->ping);
+	vep_digester_free(lk->digester);
 	free(lk);
 }

@@ -407,7 +407,7 @@ login_succeed(struct login *l)
 	int rc;
 
 	l->now = (int64_t)time(NULL);
-	if ((rc = session_tokens_new(&l->tokens)) != 0) {
+	if ((rc = session_tokens_new(NULL, &l->tokens)) != 0) {
 		login_report(l, rc, NULL);
 		return;
 	}
@@ -664,7 +664,7 @@ note_previous_session(struct login *l, const char *cookie)
 	char token[SESSION_TOKEN_CHARS + 1];
 	struct session_tokens t;
 
-	if (session_cookie_find(cookie, token) == 0 && session_tokens_from(token, &t) == 0) {
+	if (session_cookie_find(cookie, token) == 0 && session_tokens_from(NULL, token, &t) == 0) {
 		memcpy(l->old_hash, t.token_hash, sizeof(l->old_hash));
 		l->had_session = 1;
 		session_tokens_wipe(&t);

@@ -36,28 +36,32 @@ encode32(const uint8_t in[32], char out[SESSION_TOKEN_CHARS + 1])
 
 /* Fills the derived fields of t from t->token. */
 static int
-derive(struct session_tokens *t)
+derive(vep_digester *d, struct session_tokens *t)
 {
 	uint8_t mac[VEP_SHA256_BYTES];
 	int rc;
 
-	if ((rc = vep_hmac_sha256(t->token, SESSION_TOKEN_CHARS, csrf_label,
-	    sizeof(csrf_label) - 1, mac)) == 0 &&
-	    (rc = encode32(mac, t->csrf)) == 0)
-		rc = vep_sha256(t->token, SESSION_TOKEN_CHARS, t->token_hash);
+	rc = d != NULL ?
+	    vep_hmac_sha256_with(d, t->token, SESSION_TOKEN_CHARS, csrf_label,
+	    sizeof(csrf_label) - 1, mac) :
+	    vep_hmac_sha256(t->token, SESSION_TOKEN_CHARS, csrf_label, sizeof(csrf_label) - 1,
+	    mac);
+	if (rc == 0 && (rc = encode32(mac, t->csrf)) == 0)
+		rc = d != NULL ? vep_sha256_with(d, t->token, SESSION_TOKEN_CHARS, t->token_hash) :
+		    vep_sha256(t->token, SESSION_TOKEN_CHARS, t->token_hash);
 	vep_memzero(mac, sizeof(mac));
 	return rc;
 }
 
 int
-session_tokens_new(struct session_tokens *t)
+session_tokens_new(vep_digester *d, struct session_tokens *t)
 {
 	uint8_t raw[SESSION_TOKEN_BYTES];
 	int rc;
 
 	memset(t, 0, sizeof(*t));
 	if ((rc = vep_random(raw, sizeof(raw))) == 0 && (rc = encode32(raw, t->token)) == 0)
-		rc = derive(t);
+		rc = derive(d, t);
 	vep_memzero(raw, sizeof(raw));
 	if (rc != 0)
 		session_tokens_wipe(t);
@@ -72,7 +76,7 @@ b64url_char(unsigned char c)
 }
 
 int
-session_tokens_from(const char *token, struct session_tokens *t)
+session_tokens_from(vep_digester *d, const char *token, struct session_tokens *t)
 {
 	size_t i;
 	int rc;
@@ -84,7 +88,7 @@ session_tokens_from(const char *token, struct session_tokens *t)
 	if (i != SESSION_TOKEN_CHARS)
 		return VEP_ERR_INVALID;
 	memcpy(t->token, token, SESSION_TOKEN_CHARS + 1);
-	if ((rc = derive(t)) != 0)
+	if ((rc = derive(d, t)) != 0)
 		session_tokens_wipe(t);
 	return rc;
 }

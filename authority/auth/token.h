@@ -40,14 +40,15 @@ struct session_tokens {
 	uint8_t token_hash[VEP_SHA256_BYTES];  /* what the database stores */
 };
 
-/* Draws a fresh token and derives the rest. Returns 0 or VEP_ERR_CRYPTO /
- * VEP_ERR_NOMEM. */
-int session_tokens_new(struct session_tokens *t);
+/* Draws a fresh token and derives the rest, hashing with d (digest.h), or
+ * with the stateless functions when d is NULL (the same bytes either way).
+ * Returns 0 or VEP_ERR_CRYPTO / VEP_ERR_NOMEM. */
+int session_tokens_new(vep_digester *d, struct session_tokens *t);
 
 /* Derives the rest from a presented token (exactly SESSION_TOKEN_CHARS
- * base64url characters). Returns 0 or VEP_ERR_INVALID (malformed),
- * VEP_ERR_CRYPTO, VEP_ERR_NOMEM. */
-int session_tokens_from(const char *token, struct session_tokens *t);
+ * base64url characters), hashing as session_tokens_new does. Returns 0 or
+ * VEP_ERR_INVALID (malformed), VEP_ERR_CRYPTO, VEP_ERR_NOMEM. */
+int session_tokens_from(vep_digester *d, const char *token, struct session_tokens *t);
 
 /* 1 when header (the X-CSRF-Token value, may be NULL) equals t->csrf;
  * constant time in the token's length. */

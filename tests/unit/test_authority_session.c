@@ -21,11 +21,12 @@ test_new_tokens(void)
 {
 	struct session_tokens a, b, c;
 	uint8_t h[VEP_SHA256_BYTES];
+	vep_digester *dg;
 	char *csrf;
 	size_t i;
 
-	ASSERT_EQ(session_tokens_new(&a), 0);
-	ASSERT_EQ(session_tokens_new(&b), 0);
+	ASSERT_EQ(session_tokens_new(NULL, &a), 0);
+	ASSERT_EQ(session_tokens_new(NULL, &b), 0);
 	ASSERT_EQ(strlen(a.token), SESSION_TOKEN_CHARS);
 	ASSERT_EQ(strlen(a.csrf), SESSION_TOKEN_CHARS);
 	ASSERT_TRUE(strcmp(a.token, b.token) != 0);
@@ -42,9 +43,25 @@ test_new_tokens(void)
 	ASSERT_STREQ(csrf, a.csrf);
 	vep_free_secret_str(csrf);
 	/* The presented token gives back the same CSRF token and hashes. */
-	ASSERT_EQ(session_tokens_from(a.token, &c), 0);
+	ASSERT_EQ(session_tokens_from(NULL, a.token, &c), 0);
 	ASSERT_STREQ(c.csrf, a.csrf);
 	ASSERT_MEMEQ(c.token_hash, a.token_hash, sizeof(h));
+	session_tokens_wipe(&c);
+	/* And through a digester (the loops' hot path), the same bytes. */
+	dg = vep_digester_new();
+	ASSERT_TRUE(dg != NULL);
+	for (int k = 0; k < 3; k++) {
+		ASSERT_EQ(session_tokens_from(dg, k == 1 ? b.token : a.token, &c), 0);
+		ASSERT_STREQ(c.csrf, k == 1 ? b.csrf : a.csrf);
+		ASSERT_MEMEQ(c.token_hash, k == 1 ? b.token_hash : a.token_hash, sizeof(h));
+		session_tokens_wipe(&c);
+	}
+	ASSERT_EQ(session_tokens_new(dg, &c), 0);
+	ASSERT_EQ(vep_sha256(c.token, SESSION_TOKEN_CHARS, h), 0);
+	ASSERT_MEMEQ(h, c.token_hash, sizeof(h));
+	vep_digester_free(dg);
+	session_tokens_wipe(&c);
+	ASSERT_EQ(session_tokens_from(NULL, a.token, &c), 0);
 	session_tokens_wipe(&c);
 	ASSERT_EQ(c.token[0], 0);
 	ASSERT_EQ(c.csrf[0], 0);
@@ -59,17 +76,17 @@ test_from_rejects(void)
 
 	memset(s, 'A', sizeof(s));
 	s[SESSION_TOKEN_CHARS - 1] = '\0';
-	ASSERT_EQ(session_tokens_from(s, &t), VEP_ERR_INVALID);   /* short */
+	ASSERT_EQ(session_tokens_from(NULL, s, &t), VEP_ERR_INVALID);   /* short */
 	s[SESSION_TOKEN_CHARS - 1] = 'A';
 	s[SESSION_TOKEN_CHARS + 1] = '\0';
-	ASSERT_EQ(session_tokens_from(s, &t), VEP_ERR_INVALID);   /* long */
+	ASSERT_EQ(session_tokens_from(NULL, s, &t), VEP_ERR_INVALID);   /* long */
 	s[SESSION_TOKEN_CHARS] = '\0';
-	ASSERT_EQ(session_tokens_from(s, &t), 0);
+	ASSERT_EQ(session_tokens_from(NULL, s, &t), 0);
 	s[5] = '=';
-	ASSERT_EQ(session_tokens_from(s, &t), VEP_ERR_INVALID);   /* not base64url */
+	ASSERT_EQ(session_tokens_from(NULL, s, &t), VEP_ERR_INVALID);   /* not base64url */
 	s[5] = '+';
-	ASSERT_EQ(session_tokens_from(s, &t), VEP_ERR_INVALID);
-	ASSERT_EQ(session_tokens_from("", &t), VEP_ERR_INVALID);
+	ASSERT_EQ(session_tokens_from(NULL, s, &t), VEP_ERR_INVALID);
+	ASSERT_EQ(session_tokens_from(NULL, "", &t), VEP_ERR_INVALID);
 }
 
 static void
@@ -78,7 +95,7 @@ test_csrf_matches(void)
 	struct session_tokens t;
 	char wrong[SESSION_TOKEN_CHARS + 2];
 
-	ASSERT_EQ(session_tokens_new(&t), 0);
+	ASSERT_EQ(session_tokens_new(NULL, &t), 0);
 	ASSERT_EQ(session_csrf_matches(&t, t.csrf), 1);
 	ASSERT_EQ(session_csrf_matches(&t, NULL), 0);
 	ASSERT_EQ(session_csrf_matches(&t, ""), 0);
@@ -124,7 +141,7 @@ test_set_cookie(void)
 	char c[SESSION_COOKIE_BUFSZ];
 	struct session_tokens t;
 
-	ASSERT_EQ(session_tokens_new(&t), 0);
+	ASSERT_EQ(session_tokens_new(NULL, &t), 0);
 	session_cookie_set(c, t.token, 86400);
 	ASSERT_TRUE(strncmp(c, "__Host-vep_session=", 19) == 0);
 	ASSERT_TRUE(strstr(c, "; Path=/;") != NULL);
@@ -171,7 +188,7 @@ test_session_survives_migration(void)
 		ASSERT_EQ(sqlite3_exec(raw, db_migrations[i].sql, NULL, NULL, NULL), SQLITE_OK);
 	(void)snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", SCHEMA_WITH_CSRF_HASH);
 	ASSERT_EQ(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
-	ASSERT_EQ(session_tokens_new(&t), 0);
+	ASSERT_EQ(session_tokens_new(NULL, &t), 0);
 	ASSERT_EQ(vep_sha256(t.csrf, SESSION_TOKEN_CHARS, csrf_hash), 0);
 	ASSERT_EQ(sqlite3_prepare_v2(raw, ins, -1, &st, NULL), SQLITE_OK);
 	sqlite3_bind_blob(st, 1, t.token_hash, sizeof(t.token_hash), SQLITE_STATIC);
@@ -187,7 +204,7 @@ test_session_survives_migration(void)
 	session_cookie_set(cookie, t.token, 3600);
 	*strchr(cookie, ';') = '\0';   /* the Cookie header the browser sends back */
 	ASSERT_EQ(session_cookie_find(cookie, token), 0);
-	ASSERT_EQ(session_tokens_from(token, &u), 0);
+	ASSERT_EQ(session_tokens_from(NULL, token, &u), 0);
 	ASSERT_EQ(db_session_lookup(db, u.token_hash, now + 1, &s), 0);
 	ASSERT_STREQ(s.email, "old@example.com");
 	ASSERT_EQ(s.expires_at, now + 600);
