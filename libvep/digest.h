@@ -29,8 +29,8 @@ int vep_hmac_sha256(const void *key, size_t keylen, const void *msg, size_t len,
 /* The same two functions for a hot path: SHA-256 fetched from OpenSSL once
  * and one digest context used again and again, where each call above
  * fetches the algorithms by name and allocates a context (a session
- * token's CSRF MAC and hash cost 28,000 instructions that way, 6,000
- * this way). One per thread: a digester is not safe to share. It keeps no
+ * token's CSRF MAC and hash: 2.4 us that way, 0.6 us this way, on the
+ * machine of bench/README.md). One per thread: a digester is not safe to share. It keeps no
  * secret between calls (its context is set back to SHA-256's initial
  * state after each). */
 typedef struct vep_digester vep_digester;
