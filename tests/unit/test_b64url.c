@@ -122,6 +122,52 @@ test_unique_spelling(void)
 	ASSERT_EQ(accepted, 256);
 }
 
+static const char alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* 1 when byte c at pos of len characters ('A' elsewhere) decodes as it
+ * must: accepted exactly when c is in the alphabet and, in the last place
+ * of a short final group, leaves the unused low bits zero; and then its
+ * index comes back in the bits of its place. */
+static int
+byte_at_ok(unsigned c, size_t len, size_t pos)
+{
+	const char *at = c != 0 ? memchr(alphabet, (int)c, 64) : NULL;
+	size_t v = at != NULL ? (size_t)(at - alphabet) : 0, n = 0;
+	size_t first = pos / 4 * 3, place = pos % 4;
+	unsigned unused = len % 4 == 2 ? 0xf : len % 4 == 3 ? 0x3 : 0;
+	int valid = at != NULL && (pos != len - 1 || (v & unused) == 0), rc, ok;
+	uint32_t bits = 0;
+	uint8_t *out = NULL;
+	char s[8];
+
+	memset(s, 'A', sizeof(s));
+	s[pos] = (char)c;
+	rc = vep_b64url_decode(s, len, &out, &n);
+	ok = (rc == 0) == valid;
+	if (ok && rc == 0) {
+		for (size_t k = first; k < first + 3 && k < n; k++)
+			bits |= (uint32_t)out[k] << (16 - 8 * (k - first));
+		ok = (bits >> (18 - 6 * place) & 63) == v;
+	}
+	free(out);
+	return ok;
+}
+
+/* Every byte value at every place of a full group and of both short
+ * final groups (the decoder's table against the alphabet). */
+static void
+test_every_byte(void)
+{
+	static const size_t lens[] = { 4, 8, 2, 3, 6, 7 };
+
+	for (unsigned c = 0; c <= 0xff; c++)
+		for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++)
+			for (size_t pos = 0; pos < lens[l]; pos++)
+				if (!byte_at_ok(c, lens[l], pos))
+					HARNESS_FAIL("byte 0x%02x at %zu of %zu", c, pos, lens[l]);
+}
+
 int
 main(void)
 {
@@ -130,5 +176,6 @@ main(void)
 	RUN(test_rejections);
 	RUN(test_embedded_nul);
 	RUN(test_unique_spelling);
+	RUN(test_every_byte);
 	return harness_done();
 }
