@@ -115,41 +115,64 @@ vep_utf8_sanitize(char *s)
 	}
 }
 
+/* What vep_json_quote writes after a backslash for each byte: the letter
+ * of a short escape, 'u' for \\u00XX, 0 for a byte that stands for itself
+ * (every byte from 0x80 on too, which the table leaves out). */
+static const char json_escape[256] = {
+	'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'b', 't', 'n', 'u', 'f', 'r', 'u', 'u',
+	'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u',
+	0, 0, '"', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '\\', 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+/* 1 when none of the 8 bytes of w needs escaping: none below 0x20, none a
+ * '"' or a '\\' (the classic "has a zero byte" test on w and on w with
+ * each of those two XORed out; it can flag a byte next to a real match
+ * but never misses one). */
+static int
+plain8(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+	uint64_t q = w ^ ones * '"', b = w ^ ones * '\\';
+
+	return ((((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) & high) == 0;
+}
+
 size_t
 vep_json_quote(char *out, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	char *o = out;
+	const unsigned char *p = (const unsigned char *)s, *end = p + len, *run;
+	char *o = out, e;
+	uint64_t w;
 
 	*o++ = '"';
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		char e = 0;
-
-		if (c >= 0x20 && c != '"' && c != '\\') {
-			*o++ = (char)c;
-			continue;
-		}
-		switch (c) {
-		case '"': e = '"'; break;
-		case '\\': e = '\\'; break;
-		case '\b': e = 'b'; break;
-		case '\f': e = 'f'; break;
-		case '\n': e = 'n'; break;
-		case '\r': e = 'r'; break;
-		case '\t': e = 't'; break;
-		default: break;
-		}
+	while (p < end) {
+		/* The run of bytes that stand for themselves, eight at a time
+		 * while it lasts, is copied at once. */
+		run = p;
+		while (end - p >= 8 && (memcpy(&w, p, 8), plain8(w)))
+			p += 8;
+		while (p < end && json_escape[*p] == 0)
+			p++;
+		memcpy(o, run, (size_t)(p - run));
+		o += p - run;
+		if (p == end)
+			break;
+		e = json_escape[*p];
 		*o++ = '\\';
-		if (e != 0) {
-			*o++ = e;
-		} else {
-			*o++ = 'u';
+		*o++ = e;
+		if (e == 'u') {
 			*o++ = '0';
 			*o++ = '0';
-			*o++ = hex[c >> 4];
-			*o++ = hex[c & 0xf];
+			*o++ = hex[*p >> 4];
+			*o++ = hex[*p & 0xf];
 		}
+		p++;
 	}
 	*o++ = '"';
 	return (size_t)(o - out);

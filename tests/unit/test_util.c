@@ -199,6 +199,65 @@ test_json_quote(void)
 	ASSERT_EQ(vep_json_quote(buf, ctl, sizeof(ctl)), VEP_JSON_QUOTED_MAX(sizeof(ctl)));
 }
 
+/* The byte-at-a-time quoting vep_json_quote did before it copied runs. */
+static size_t
+quote_reference(char *out, const unsigned char *s, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char *o = out;
+
+	*o++ = '"';
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = s[i];
+		const char *short_esc = c == '"' ? "\\\"" : c == '\\' ? "\\\\" :
+		    c == '\b' ? "\\b" : c == '\f' ? "\\f" : c == '\n' ? "\\n" : c == '\r' ?
+		    "\\r" : c == '\t' ? "\\t" : NULL;
+
+		if (short_esc != NULL) {
+			memcpy(o, short_esc, 2);
+			o += 2;
+		} else if (c < 0x20) {
+			memcpy(o, "\\u00", 4);
+			o[4] = hex[c >> 4];
+			o[5] = hex[c & 0xf];
+			o += 6;
+		} else {
+			*o++ = (char)c;
+		}
+	}
+	*o++ = '"';
+	return (size_t)(o - out);
+}
+
+/* Random bytes, mostly ones that stand for themselves with a byte to
+ * escape now and then (so runs of every length end at every offset of an
+ * eight-byte word), lengths 0-300: the same output as byte by byte. */
+static void
+test_json_quote_runs(void)
+{
+	static const unsigned char special[] = { '"', '\\', 0x00, 0x01, '\n', 0x1f, 0x7f,
+						 0x80, 0xff, ' ', 0x21, 0x23, 0x5b, 0x5d };
+	unsigned char in[300];
+	char a[VEP_JSON_QUOTED_MAX(300)], b[VEP_JSON_QUOTED_MAX(300)];
+	uint32_t x = 7;
+
+	for (int round = 0; round < 4000; round++) {
+		size_t len = (size_t)round % 301, na, nb;
+
+		for (size_t i = 0; i < len; i++) {
+			x = x * 1103515245u + 12345u;
+			if ((x >> 16) % (unsigned)(2 + round % 40) == 0)
+				in[i] = special[(x >> 8) % sizeof(special)];
+			else
+				in[i] = (unsigned char)('A' + (x >> 20) % 26);
+		}
+		na = vep_json_quote(a, (const char *)in, len);
+		nb = quote_reference(b, in, len);
+		ASSERT_EQ(na, nb);
+		ASSERT_MEMEQ(a, b, na);
+	}
+}
+
 /* FNV-1a's published 64-bit values. */
 static void
 test_fnv1a(void)
@@ -213,6 +272,7 @@ main(void)
 {
 	RUN(test_strerror_table);
 	RUN(test_secmem);
+	RUN(test_json_quote_runs);
 	RUN(test_json_parse);
 	RUN(test_json_size_limit);
 	RUN(test_get_ms);
