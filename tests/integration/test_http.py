@@ -11,7 +11,9 @@
 - max_connections_per_addr: one address cannot hold every connection, while
   another address and trusted proxies are still served."""
 
+import email.utils
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -133,6 +135,27 @@ c.eq("busy: exit status 0", a.stop(), 0)
 a = authority("strict", domain_extra="public_url = https://id.example.org\n")
 got, closed = exchange(a, GOOD + GOOD.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"))
 c.eq("two good pipelined requests: two 200", [r.status for r in responses(got)], [200, 200])
+# The head byte by byte: the status line, an IMF-fixdate of now, the
+# length and cache lifetime in decimal; HTTP/1.0 gets a 1.0 status line.
+for version in (b"1.1", b"1.0"):
+    got, _ = exchange(a, GOOD.replace(b"HTTP/1.1", b"HTTP/" + version).replace(
+        b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"))
+    what = "HTTP/%s answer" % version.decode()
+    c.check(what + ": status line", got.startswith(b"HTTP/" + version + b" 200 OK\r\n"),
+            repr(got[:40]))
+    r = responses(got)[0]
+    c.eq(what + ": Content-Length in decimal", r.header("Content-Length"), str(len(r.body)))
+    c.eq(what + ": Cache-Control", r.header("Cache-Control"), "public, max-age=300")
+    date = r.header("Date")
+    if version == b"1.1":
+        c.check(what + ": Date is an IMF-fixdate", date is not None and re.fullmatch(
+            r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct"
+            r"|Nov|Dec) \d{4} \d\d:\d\d:\d\d GMT", date), repr(date))
+        try:
+            skew = abs(email.utils.parsedate_to_datetime(date).timestamp() - time.time())
+        except (TypeError, ValueError):
+            skew = None
+        c.check(what + ": Date is now", skew is not None and skew < 5, repr(date))
 got, _ = exchange(a, b"POST /pk HTTP/1.1\r\nHost: example.test\r\nConnection: close\r\n"
                      b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n")
 c.eq("a plain chunked body reaches the router (405)", responses(got)[0].status, 405)
