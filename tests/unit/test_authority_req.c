@@ -1,16 +1,26 @@
 /* test_authority_req.c - authority/edge/req.c: request-target decoding, the
- * error table, the raw request scanner and the raw answers (no network:
- * struct req is filled by hand, the scanner fed bytes). */
+ * error table, the raw request scanner, the raw answers and the exact bytes
+ * of req_reply's answers (no network: struct req is filled by hand or made
+ * by req_new on a stand-in loop, the scanner fed bytes). */
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
 #include <jansson.h>
 
 #include "err.h"
 #include "harness.h"
+#include "core/config.h"
+#include "core/domain.h"
 #include "core/fixed_limits.h"
+#include "core/log.h"
+#include "edge/head.h"
 #include "edge/req.h"
+#include "server/loop.h"
+#include "server/shared.h"
 
 static void
 clear(struct req *r)
@@ -448,6 +458,206 @@ test_raw_reply(void)
 	ASSERT_EQ(req_error_status(REQ_ERR_MISDIRECTED), 421);
 }
 
+/* What a connection received from req_reply. */
+struct sent {
+	char bytes[4096];
+	size_t len;
+	int keep;
+	int calls;
+};
+
+static void
+on_sent(void *conn, struct evbuffer *reply, int keep_alive)
+{
+	struct sent *o = conn;
+	size_t n = evbuffer_get_length(reply);
+
+	o->calls++;
+	o->keep = keep_alive;
+	o->len = n < sizeof(o->bytes) - 1 ? n : sizeof(o->bytes) - 1;
+	evbuffer_remove(reply, o->bytes, o->len);
+	o->bytes[o->len] = '\0';
+}
+
+static void
+on_abandoned(void *conn)
+{
+	((struct sent *)conn)->calls += 100;
+}
+
+/* A stand-in for what a loop's requests borrow: the authority's log and
+ * live configuration (access log off). */
+struct stage {
+	struct authority a;
+	struct domain_set ds;
+	struct loop l;
+};
+
+static int
+stage_init(struct stage *st)
+{
+	memset(st, 0, sizeof(*st));
+	if ((st->ds.cfg = config_new()) == NULL)
+		return -1;
+	st->ds.cfg->access_log = CONFIG_ACCESS_LOG_OFF;
+	st->ds.cfg->max_age_s = 3600;
+	st->a.cfg = st->ds.cfg;
+	atomic_store(&st->a.domains, &st->ds);
+	log_init(&st->a.log, LOGL_ERROR, stderr);
+	st->l.a = &st->a;
+	return 0;
+}
+
+/* A request of the stage whose answer lands in o; NULL on failure. */
+static struct req *
+stage_req(struct stage *st, const char *head, const char *hsts, struct sent *o)
+{
+	struct req_link link = { on_sent, on_abandoned, o, "192.0.2.1", 0, hsts };
+	struct head *h = NULL;
+
+	memset(o, 0, sizeof(*o));
+	if (head_parse(head, strlen(head), &h) != 0)
+		return NULL;
+	return req_new(&st->l, h, NULL, 0, &link);
+}
+
+/* The date every fixed answer below carries (set by the test, so the
+ * bytes do not depend on the clock). */
+#define FIXED_DATE "Sun, 06 Nov 1994 08:49:37 GMT"
+#define COMMON "X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n" \
+	"Content-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\n"
+
+/* Answers byte for byte: the status line (HTTP version of the request,
+ * code, libevent's reason phrase), the headers in order, the numbers in
+ * Content-Length and max-age, Connection as each version wants it. */
+static void
+test_reply_bytes(void)
+{
+	static const char *const json = "{\"a\":1}";
+	struct stage st;
+	struct sent o;
+	struct req *r;
+
+	ASSERT_EQ(stage_init(&st), 0);
+
+	/* HTTP/1.1, a plain 200 with a body. */
+	ASSERT_TRUE((r = stage_req(&st, "GET /pk HTTP/1.1\r\nHost: a\r\n\r\n", NULL,
+	    &o)) != NULL);
+	ASSERT_EQ(req_add_header(r, "Date", FIXED_DATE), 0);
+	req_reply(r, 200, "application/json", json, strlen(json), 0);
+	ASSERT_EQ(o.calls, 1);
+	ASSERT_EQ(o.keep, 1);
+	ASSERT_STREQ(o.bytes, "HTTP/1.1 200 OK\r\n"
+	    "Date: " FIXED_DATE "\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Content-Length: 7\r\n"
+	    COMMON
+	    "Cache-Control: no-store\r\n"
+	    "\r\n"
+	    "{\"a\":1}");
+
+	/* HTTP/1.0 asking for keep-alive; cacheable, public, HSTS. */
+	ASSERT_TRUE((r = stage_req(&st, "GET /pk HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+	    "max-age=31536000", &o)) != NULL);
+	req_reply(r, 200, "text/plain", "0123456789", 10, REQ_F_CACHE | REQ_F_CORS);
+	ASSERT_EQ(o.calls, 1);
+	ASSERT_EQ(o.keep, 1);
+	ASSERT_STREQ(o.bytes, "HTTP/1.0 200 OK\r\n"
+	    "Content-Type: text/plain\r\n"
+	    "Content-Length: 10\r\n"
+	    "X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n"
+	    "Strict-Transport-Security: max-age=31536000\r\n"
+	    "Content-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\n"
+	    "Cache-Control: public, max-age=3600\r\n"
+	    "Access-Control-Allow-Origin: *\r\n"
+	    "Connection: keep-alive\r\n"
+	    "\r\n"
+	    "0123456789");
+
+	/* HTTP/1.0 without keep-alive: no Date, closed after. */
+	ASSERT_TRUE((r = stage_req(&st, "GET / HTTP/1.0\r\n\r\n", NULL, &o)) != NULL);
+	req_reply(r, 404, "application/json", "", 0, REQ_F_REVALIDATE);
+	ASSERT_EQ(o.keep, 0);
+	ASSERT_STREQ(o.bytes, "HTTP/1.0 404 Not Found\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Content-Length: 0\r\n"
+	    COMMON
+	    "Cache-Control: no-cache\r\n"
+	    "\r\n");
+
+	/* HEAD: the length a GET would have had, no body; the client's
+	 * close. The largest numbers a reply can carry. */
+	st.ds.cfg->max_age_s = LONG_MAX;
+	ASSERT_TRUE((r = stage_req(&st, "HEAD /x HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+	    NULL, &o)) != NULL);
+	ASSERT_EQ(req_add_header(r, "Date", FIXED_DATE), 0);
+	req_reply(r, 503, "text/html", NULL, SIZE_MAX, REQ_F_CACHE);
+	ASSERT_EQ(o.keep, 0);
+	ASSERT_EQ(SIZE_MAX, 18446744073709551615ULL);
+	ASSERT_EQ(LONG_MAX, 9223372036854775807LL);
+	ASSERT_STREQ(o.bytes, "HTTP/1.1 503 Service Unavailable\r\n"
+	    "Date: " FIXED_DATE "\r\n"
+	    "Content-Type: text/html\r\n"
+	    "Content-Length: 18446744073709551615\r\n"
+	    COMMON
+	    "Cache-Control: public, max-age=9223372036854775807\r\n"
+	    "Connection: close\r\n"
+	    "\r\n");
+	st.ds.cfg->max_age_s = 0;
+
+	/* 304: neither type nor length; a handler's own header kept. */
+	ASSERT_TRUE((r = stage_req(&st, "GET /pk HTTP/1.1\r\nHost: a\r\nIf-None-Match: \"t\"\r\n"
+	    "\r\n", NULL, &o)) != NULL);
+	ASSERT_EQ(req_add_header(r, "Date", FIXED_DATE), 0);
+	req_reply_tagged(r, "application/json", json, strlen(json), "\"t\"", REQ_F_CACHE);
+	ASSERT_STREQ(o.bytes, "HTTP/1.1 304 Not Modified\r\n"
+	    "Date: " FIXED_DATE "\r\n"
+	    "ETag: \"t\"\r\n"
+	    COMMON
+	    "Cache-Control: public, max-age=0\r\n"
+	    "\r\n");
+
+	/* Statuses outside libevent's table get their class's phrase. */
+	ASSERT_TRUE((r = stage_req(&st, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", NULL, &o)) != NULL);
+	ASSERT_EQ(req_add_header(r, "Date", FIXED_DATE), 0);
+	req_reply(r, 299, "text/plain", "x", 1, 0);
+	ASSERT_TRUE(strncmp(o.bytes, "HTTP/1.1 299 Success\r\n", 22) == 0);
+	ASSERT_TRUE((r = stage_req(&st, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", NULL, &o)) != NULL);
+	req_reply(r, 999, "text/plain", "x", 1, 0);
+	ASSERT_TRUE(strncmp(o.bytes, "HTTP/1.1 999 Unknown Status Class\r\n", 35) == 0);
+	config_free(st.ds.cfg);
+}
+
+/* An HTTP/1.1 answer carries the Date the clock gives, last, as an
+ * IMF-fixdate. */
+static void
+test_reply_date(void)
+{
+	struct stage st;
+	struct sent o;
+	struct req *r;
+	const char *d, *end;
+	char day[4], mon[4];
+	int dd, yy, hh, mm, ss;
+
+	ASSERT_EQ(stage_init(&st), 0);
+	ASSERT_TRUE((r = stage_req(&st, "GET /pk HTTP/1.1\r\nHost: a\r\n\r\n", NULL, &o)) != NULL);
+	req_reply(r, 200, "text/plain", "hi", 2, 0);
+	ASSERT_TRUE(strncmp(o.bytes, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+	    "Content-Length: 2\r\n" COMMON "Cache-Control: no-store\r\nDate: ",
+	    strlen("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n"
+	    COMMON "Cache-Control: no-store\r\nDate: ")) == 0);
+	ASSERT_TRUE((d = strstr(o.bytes, "\r\nDate: ")) != NULL);
+	d += 8;
+	ASSERT_TRUE((end = strstr(d, "\r\n\r\nhi")) != NULL);
+	ASSERT_EQ(end - d, 29);
+	ASSERT_EQ(sscanf(d, "%3s, %2d %3s %4d %2d:%2d:%2d GMT", day, &dd, mon, &yy, &hh, &mm,
+	    &ss), 7);
+	ASSERT_TRUE(yy >= 2024);
+	ASSERT_STREQ(end, "\r\n\r\nhi");
+	config_free(st.ds.cfg);
+}
+
 int
 main(void)
 {
@@ -461,5 +671,7 @@ main(void)
 	RUN(test_scan_refused);
 	RUN(test_scan_where);
 	RUN(test_raw_reply);
+	RUN(test_reply_bytes);
+	RUN(test_reply_date);
 	return harness_done();
 }
