@@ -81,35 +81,6 @@ skip_ws(struct rd *r)
 		r->p++;
 }
 
-/* The length of the valid UTF-8 sequence at p (before end), or 0: no
- * overlong form, no surrogate, nothing past U+10FFFF (jansson's rules). */
-static size_t
-utf8_len(const unsigned char *p, const unsigned char *end)
-{
-	uint32_t cp;
-	size_t n, i;
-
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, cp = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3, cp = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	if ((size_t)(end - p) < n)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /* Four hex digits at p (before end) as a number, or -1. */
 static long
 hex4(const unsigned char *p, const unsigned char *end)
@@ -224,7 +195,7 @@ read_string_slow(struct rd *r, const unsigned char *start, const char **s, size_
 			if ((k = unescape(&q, r->end, out + o)) == 0)
 				return VEP_ERR_INVALID;
 			o += k;
-		} else if (*q < 0x20 || (k = utf8_len(q, r->end)) == 0) {
+		} else if (*q < 0x20 || (k = vep_utf8_len(q, r->end)) == 0) {
 			return VEP_ERR_INVALID;
 		} else {
 			memcpy(out + o, q, k);
@@ -373,22 +344,51 @@ read_literal(struct rd *r, const char *word, size_t n, json_t *v)
 	return v;
 }
 
+/* After a member or an element: 1 at a ',' (passed, with the white space
+ * after it: another one follows), 0 at close (passed: the container
+ * ends), -1 at anything else. */
+static int
+next_item(struct rd *r, unsigned char close)
+{
+	skip_ws(r);
+	if (r->p < r->end && *r->p == ',') {
+		r->p++;
+		skip_ws(r);
+		return 1;
+	}
+	if (r->p < r->end && *r->p == close) {
+		r->p++;
+		return 0;
+	}
+	return -1;
+}
+
+/* At an opening '{' or '[': passes it and the white space after it; 1
+ * when close follows at once (passed too: the container is empty). */
+static int
+open_empty(struct rd *r, unsigned char close)
+{
+	r->p++;
+	skip_ws(r);
+	if (r->p < r->end && *r->p == close) {
+		r->p++;
+		return 1;
+	}
+	return 0;
+}
+
 static json_t *
 read_object(struct rd *r, unsigned depth)
 {
 	json_t *o, *v;
 	const char *key;
 	size_t klen, used;
-	int rc;
+	int rc, more;
 
 	if ((o = json_object()) == NULL)
 		return fail(r, VEP_ERR_NOMEM);
-	r->p++;
-	skip_ws(r);
-	if (r->p < r->end && *r->p == '}') {
-		r->p++;
+	if (open_empty(r, '}'))
 		return o;
-	}
 	for (;;) {
 		if (r->p >= r->end || *r->p != '"') {
 			rc = VEP_ERR_INVALID;
@@ -422,18 +422,12 @@ read_object(struct rd *r, unsigned depth)
 			rc = VEP_ERR_NOMEM;
 			break;
 		}
-		skip_ws(r);
-		if (r->p < r->end && *r->p == ',') {
-			r->p++;
-			skip_ws(r);
-			continue;
-		}
-		if (r->p < r->end && *r->p == '}') {
-			r->p++;
+		if ((more = next_item(r, '}')) == 0)
 			return o;
+		if (more < 0) {
+			rc = VEP_ERR_INVALID;
+			break;
 		}
-		rc = VEP_ERR_INVALID;
-		break;
 	}
 	json_decref(o);
 	return fail(r, rc);
@@ -443,15 +437,12 @@ static json_t *
 read_array(struct rd *r, unsigned depth)
 {
 	json_t *a, *v;
+	int more;
 
 	if ((a = json_array()) == NULL)
 		return fail(r, VEP_ERR_NOMEM);
-	r->p++;
-	skip_ws(r);
-	if (r->p < r->end && *r->p == ']') {
-		r->p++;
+	if (open_empty(r, ']'))
 		return a;
-	}
 	for (;;) {
 		if ((v = read_value(r, depth + 1)) == NULL)
 			break;
@@ -459,18 +450,12 @@ read_array(struct rd *r, unsigned depth)
 			fail(r, VEP_ERR_NOMEM);
 			break;
 		}
-		skip_ws(r);
-		if (r->p < r->end && *r->p == ',') {
-			r->p++;
-			skip_ws(r);
-			continue;
-		}
-		if (r->p < r->end && *r->p == ']') {
-			r->p++;
+		if ((more = next_item(r, ']')) == 0)
 			return a;
+		if (more < 0) {
+			fail(r, VEP_ERR_INVALID);
+			break;
 		}
-		fail(r, VEP_ERR_INVALID);
-		break;
 	}
 	json_decref(a);
 	return NULL;

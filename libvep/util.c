@@ -72,13 +72,14 @@ vep_mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The length of the valid UTF-8 sequence at p, or 0. */
-static size_t
-utf8_seq(const unsigned char *p)
+size_t
+vep_utf8_len(const unsigned char *p, const unsigned char *end)
 {
 	uint32_t cp;
 	size_t n, i;
 
+	if (p >= end)
+		return 0;
 	if (p[0] < 0x80)
 		return 1;
 	if (p[0] >= 0xc2 && p[0] <= 0xdf)
@@ -89,8 +90,10 @@ utf8_seq(const unsigned char *p)
 		n = 4, cp = p[0] & 0x07;
 	else
 		return 0;
+	if ((size_t)(end - p) < n)
+		return 0;
 	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)  /* also stops at the NUL */
+		if ((p[i] & 0xc0) != 0x80)
 			return 0;
 		cp = (cp << 6) | (p[i] & 0x3f);
 	}
@@ -103,11 +106,11 @@ utf8_seq(const unsigned char *p)
 void
 vep_utf8_sanitize(char *s)
 {
-	unsigned char *p = (unsigned char *)s;
+	unsigned char *p = (unsigned char *)s, *end = p + strlen(s);
 	size_t n;
 
 	while (*p != '\0') {
-		if ((n = utf8_seq(p)) == 0) {
+		if ((n = vep_utf8_len(p, end)) == 0) {
 			*p++ = '?';
 			continue;
 		}

@@ -43,6 +43,11 @@ size_t vep_json_quote(char *out, const char *s, size_t len);
  * parsed again. */
 uint64_t vep_fnv1a(const void *p, size_t n);
 
+/* The length (1-4) of the valid UTF-8 sequence at p, which ends before end,
+ * or 0: no overlong form, no surrogate, nothing past U+10FFFF, nothing cut
+ * off by end (the rules jansson reads text by). */
+size_t vep_utf8_len(const unsigned char *p, const unsigned char *end);
+
 /* Makes s (NUL-terminated) valid UTF-8 in place, for JSON: every byte of
  * a malformed, overlong or surrogate sequence, or one past U+10FFFF,
  * becomes '?'; valid text is left as it is. */
