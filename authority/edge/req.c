@@ -620,6 +620,21 @@ scan_head_end(struct req_scan *s)
 	return 0;
 }
 
+/* How many of the n bytes at p, at most max, a header value that is not
+ * kept takes as they are: neither CR nor a control character (tab
+ * allowed) nor DEL. */
+static size_t
+scan_plain_run(const unsigned char *p, size_t n, size_t max)
+{
+	size_t k = 0;
+
+	if (n > max)
+		n = max;
+	while (k < n && (p[k] >= 0x20 || p[k] == '\t') && p[k] != 0x7f)
+		k++;
+	return k;
+}
+
 /* One byte of a request line or header line (the head). */
 static int
 scan_head_byte(struct req_scan *s, unsigned char c)
@@ -817,6 +832,18 @@ req_scan_feed(struct req_scan *s, const unsigned char *p, size_t n)
 			s->requests = requests + 1;
 			s->offset = s->start = offset;
 			s->state = SCAN_METHOD;
+		}
+		if (s->state == SCAN_VALUE && (s->field == FIELD_OTHER || s->field == FIELD_HOST)) {
+			/* A value that is not kept (most of a head: cookies,
+			 * tokens, agents): skipped in bulk up to its CR or the
+			 * first byte scan_head_byte would refuse, which it then
+			 * sees (as it does the byte past the head limit). */
+			k = scan_plain_run(p + i, n - i, LIMIT_HEADER_BYTES - s->head_bytes);
+			s->head_bytes += k;
+			s->offset += k;
+			i += k;
+			if (i == n)
+				break;
 		}
 		if (s->state >= SCAN_CHUNK_SIZE)
 			e = scan_chunk_byte(s, p[i]);

@@ -424,6 +424,41 @@ test_scan_where(void)
 	ASSERT_EQ(scan(head, NULL), REQ_ERR_BAD_REQUEST);
 }
 
+/* Every byte value at every place of a value that is not kept (which the
+ * scanner skips in bulk) and of one that is: refused exactly when it is a
+ * control character other than tab, or DEL (a CR not followed by LF), and
+ * the same whole and a byte at a time. */
+static void
+test_scan_value_bytes(void)
+{
+	static const char *const names[] = { "X-Token", "Host", "Content-Length" };
+	char text[256];
+	size_t ni, j, len, vlen;
+	int c, e, want;
+
+	for (ni = 0; ni < sizeof(names) / sizeof(names[0]); ni++) {
+		vlen = ni == 2 ? 3 : 40;
+		for (j = 0; j < vlen; j++) {
+			for (c = 1; c < 256; c++) {
+				len = (size_t)snprintf(text, sizeof(text), "GET /pk HTTP/1.1\r\n%s%s: ",
+				    ni == 1 ? "" : "Host: x\r\n", names[ni]);
+				memset(text + len, ni == 2 ? '0' : 'v', vlen);
+				text[len + j] = (char)c;
+				memcpy(text + len + vlen, "\r\n\r\n", 5);
+				want = ((c < 0x20 && c != '\t') || c == 0x7f) ? REQ_ERR_BAD_REQUEST : 0;
+				if (ni == 2 && want == 0 && !(c >= '0' && c <= '9') &&
+				    !((c == ' ' || c == '\t') && (j == 0 || j == vlen - 1)))
+					want = REQ_ERR_BAD_REQUEST;
+				e = scan(text, NULL);
+				if (e != want)
+					fprintf(stderr, "value byte 0x%02x at %zu of %s: %d, want %d\n", c,
+					    j, names[ni], e, want);
+				ASSERT_EQ(e, want);
+			}
+		}
+	}
+}
+
 static void
 test_raw_reply(void)
 {
@@ -670,6 +705,7 @@ main(void)
 	RUN(test_scan_good);
 	RUN(test_scan_refused);
 	RUN(test_scan_where);
+	RUN(test_scan_value_bytes);
 	RUN(test_raw_reply);
 	RUN(test_reply_bytes);
 	RUN(test_reply_date);
