@@ -479,11 +479,24 @@ static const struct {
 	{ "expect", FIELD_EXPECT },
 };
 
-/* RFC 9110 tchar. */
+/* RFC 9110 tchar: ALPHA, DIGIT and !#$%&'*+-.^_`|~, one bit per byte
+ * value (ASCII whatever the locale; checked byte by byte in
+ * unit_authority_req). */
 static int
 is_tchar(unsigned char c)
 {
-	return isalnum(c) || (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+	static const uint32_t tchar[8] = {
+		0x00000000, 0x03ff6cfa, 0xc7fffffe, 0x57ffffff, 0, 0, 0, 0,
+	};
+
+	return (int)(tchar[c >> 5] >> (c & 31) & 1);
+}
+
+/* ASCII lower case (a header name's bytes are tchars). */
+static unsigned char
+ascii_lower(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z' ? (unsigned char)(c | 0x20) : c;
 }
 
 static int
@@ -704,12 +717,12 @@ scan_head_byte(struct req_scan *s, unsigned char c)
 		if (!is_tchar(c))
 			return scan_fail(s, REQ_ERR_BAD_REQUEST, "malformed header line");
 		scan_capture_reset(s);
-		scan_capture(s, (unsigned char)tolower(c));
+		scan_capture(s, ascii_lower(c));
 		s->state = SCAN_NAME;
 		return 0;
 	case SCAN_NAME:
 		if (is_tchar(c)) {
-			scan_capture(s, (unsigned char)tolower(c));
+			scan_capture(s, ascii_lower(c));
 			return 0;
 		}
 		if (c == ' ' || c == '\t')

@@ -459,6 +459,37 @@ test_scan_value_bytes(void)
 	}
 }
 
+/* Every byte value in a header name and in the method: accepted exactly
+ * when it is an RFC 9110 tchar; a name matches its field in any case. */
+static void
+test_scan_name_bytes(void)
+{
+	static const char tchars[] = "!#$%&'*+-.^_`|~";
+	char text[128];
+	int c, e, want, tchar;
+
+	for (c = 1; c < 256; c++) {
+		tchar = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
+		    (c >= 'a' && c <= 'z') || strchr(tchars, c) != NULL;
+		(void)snprintf(text, sizeof(text), GET "X%cA: b\r\n\r\n", c);
+		e = scan(text, NULL);
+		/* (":": the name "X", then a value "A: b".) */
+		want = tchar || c == ':' ? 0 : REQ_ERR_BAD_REQUEST;
+		if (e != want)
+			fprintf(stderr, "name byte 0x%02x: %d, want %d\n", c, e, want);
+		ASSERT_EQ(e, want);
+		(void)snprintf(text, sizeof(text), "G%cET /pk HTTP/1.1\r\nHost: x\r\n\r\n", c);
+		e = scan(text, NULL);
+		/* A method of tchars that is none of ours ("GxET", or "G"
+		 * before the space) is not implemented. */
+		want = tchar || c == ' ' ? REQ_ERR_NOT_IMPLEMENTED : REQ_ERR_BAD_REQUEST;
+		ASSERT_EQ(e, want);
+	}
+	ASSERT_EQ(scan(POST "cOnTeNt-LeNgTh: 2\r\n\r\n{}" GET "\r\n", NULL), 0);
+	ASSERT_EQ(scan(POST "CONTENT-LENGTH: 2\r\nContent-length: 2\r\n\r\n{}", NULL),
+	    REQ_ERR_BAD_REQUEST);
+}
+
 static void
 test_raw_reply(void)
 {
@@ -706,6 +737,7 @@ main(void)
 	RUN(test_scan_refused);
 	RUN(test_scan_where);
 	RUN(test_scan_value_bytes);
+	RUN(test_scan_name_bytes);
 	RUN(test_raw_reply);
 	RUN(test_reply_bytes);
 	RUN(test_reply_date);
