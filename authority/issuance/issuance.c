@@ -115,13 +115,23 @@ report_all(struct waiting *w, int rc)
 	}
 }
 
+/* Several loops' batches next to each other in the writer's queue go in
+ * one transaction: one fsync for all of them. */
 static int
-do_commit(struct db *db, void *arg)
+commit_batches(struct db *db, void *const *args, size_t n)
 {
-	struct commit *c = arg;
+	struct db_audit_batch *b[WRITER_GROUP_JOBS_MAX];
+	size_t i;
 
-	return db_audit_batch_commit(db, c->batch);
+	for (i = 0; i < n; i++)
+		b[i] = ((const struct commit *)args[i])->batch;
+	return db_audit_batches_commit(db, b, n);
 }
+
+_Static_assert(DB_AUDIT_COMMIT_BATCHES_MAX >= WRITER_GROUP_JOBS_MAX,
+    "a writer group's batches fit one db_audit_batches_commit");
+
+static const struct writer_group audit_commit = { commit_batches, DB_AUDIT_BATCH_MAX };
 
 static void flush(struct issuance *is);
 
@@ -169,7 +179,7 @@ flush(struct issuance *is)
 	is->tail = &is->head;
 	is->n = 0;
 	is->inflight = 1;
-	if (writer_submit(is->writer, do_commit, commit_done, c) != 0)
+	if (writer_submit_grouped(is->writer, &audit_commit, c->n, commit_done, c) != 0)
 		commit_done(VEP_ERR_NOMEM, c);
 	return;
 fail:

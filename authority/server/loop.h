@@ -1,8 +1,10 @@
 /*
  * server/loop.h - one event loop: a thread with its own libevent base, its own
  * listening socket (SO_REUSEPORT: the kernel spreads connections over the
- * loops), its own database connection for reads and writer thread for
- * writes (so it never waits for an fsync), PAM helper, sign-ins in flight
+ * loops), its own database connection for reads and a handle on a writer
+ * thread for writes (so it never waits for an fsync: with SQLite loop 0's
+ * thread, which every loop shares; with PostgreSQL its own), PAM helper,
+ * sign-ins in flight
  * and batch of audit rows. Loops share only what never changes while they run
  * (configuration, failure-delay secret) and the domain set, which a reload
  * replaces whole (server/shared.h). So the hot path takes no lock.
@@ -49,7 +51,8 @@ struct loop {
 	                             * NULL with PostgreSQL */
 	struct writer *reader;      /* owned: the thread of this loop's reads (PostgreSQL),
 	                             * or NULL */
-	struct writer *writer;      /* owned: this loop's database writer thread (store/writer.h) */
+	struct writer *writer;      /* owned: this loop's handle on a database writer thread
+	                             * (store/writer.h) */
 	struct pam_client *pam;     /* owned: this loop's PAM helper */
 	struct signin *signin;      /* owned: sign-in and sessions (auth/signin.h) */
 	struct lookup *lookup;      /* owned: the store's reads (auth/lookup.h) */

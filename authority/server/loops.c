@@ -116,8 +116,15 @@ open_db(struct loop *l, char *err, size_t errlen)
 		store_failed(cfg, "database", rc, err, errlen);
 		return rc;
 	}
-	if ((rc = writer_new(l->base, cfg->state_dir, &o,
-	    (long long)cfg->db_max_mib * 1024 * 1024, &l->writer)) != 0) {
+	/* SQLite: every loop's writes on loop 0's writer thread (one write
+	 * lock, one fsync for several loops' audit batches). PostgreSQL: a
+	 * connection per loop, which the server runs side by side. */
+	if (cfg->database == NULL && l->index > 0)
+		rc = writer_attach(l->a->loops[0]->writer, l->base, &l->writer);
+	else
+		rc = writer_new(l->base, cfg->state_dir, &o,
+		    (long long)cfg->db_max_mib * 1024 * 1024, &l->writer);
+	if (rc != 0) {
 		store_failed(cfg, "database writer", rc, err, errlen);
 		return rc;
 	}

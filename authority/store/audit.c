@@ -178,19 +178,22 @@ audit_insert(struct db *db, const struct db_audit_row *r)
 	return db_st_queue(st);
 }
 
-/* Writes n rows in one transaction: all of them, or none. */
+/* Writes the rows of n lists (rows[i], count[i]) in one transaction: all
+ * of them, or none. */
 static int
-audit_write(struct db *db, const struct db_audit_row *rows, size_t n)
+audit_write(struct db *db, const struct db_audit_row *const *rows, const size_t *count,
+    size_t n)
 {
-	size_t i;
+	size_t i, k;
 	int ret;
 
 	/* One round trip for the whole batch where the engine allows. */
 	if ((ret = db_batch_begin(db)) != 0)
 		return ret;
 	for (i = 0; i < n; i++)
-		if ((ret = audit_insert(db, &rows[i])) != 0)
-			goto out;
+		for (k = 0; k < count[i]; k++)
+			if ((ret = audit_insert(db, &rows[i][k])) != 0)
+				goto out;
 	return db_batch_end(db);
 out:
 	db_batch_abort(db);
@@ -200,13 +203,14 @@ out:
 int
 db_audit_add(struct db *db, const struct db_audit_row *row)
 {
+	size_t one = 1;
 	int ret;
 
 	if (db == NULL)
 		return VEP_ERR_ARG;
 	if ((ret = audit_row_ok(row)) != 0)
 		return ret;
-	return audit_write(db, row, 1);
+	return audit_write(db, &row, &one, 1);
 }
 
 int
@@ -302,15 +306,31 @@ batch_clear(struct db_audit_batch *b)
 int
 db_audit_batch_commit(struct db *db, struct db_audit_batch *b)
 {
+	return db_audit_batches_commit(db, &b, 1);
+}
+
+int
+db_audit_batches_commit(struct db *db, struct db_audit_batch *const *b, size_t n)
+{
+	const struct db_audit_row *rows[DB_AUDIT_COMMIT_BATCHES_MAX];
+	size_t count[DB_AUDIT_COMMIT_BATCHES_MAX], i, all = 0;
 	int ret;
 
-	if (db == NULL || b == NULL)
+	if (db == NULL || b == NULL || n > DB_AUDIT_COMMIT_BATCHES_MAX)
 		return VEP_ERR_ARG;
-	if (b->count == 0)
+	for (i = 0; i < n; i++) {
+		if (b[i] == NULL)
+			return VEP_ERR_ARG;
+		rows[i] = b[i]->rows;
+		count[i] = b[i]->count;
+		all += count[i];
+	}
+	if (all == 0)
 		return VEP_OK;
-	if ((ret = audit_write(db, b->rows, b->count)) != 0)
+	if ((ret = audit_write(db, rows, count, n)) != 0)
 		return ret;
-	batch_clear(b);
+	for (i = 0; i < n; i++)
+		batch_clear(b[i]);
 	return VEP_OK;
 }
 

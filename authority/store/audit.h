@@ -35,6 +35,8 @@
 #define DB_AUDIT_FP_CHARS VEP_FINGERPRINT_HEX_LEN
 /* Most rows one batch holds (rows); db_audit_batch_add refuses more. */
 #define DB_AUDIT_BATCH_MAX 1024
+/* The most batches db_audit_batches_commit takes at once. */
+#define DB_AUDIT_COMMIT_BATCHES_MAX 32
 
 /* The events; the numbers are the schema's audit_events ids. */
 enum db_audit_event {
@@ -98,6 +100,11 @@ size_t db_audit_batch_count(const struct db_audit_batch *b);
  * emptied; on failure none of its rows is in the database and the batch is
  * left as it was (the caller answers each waiting request with 503). */
 int db_audit_batch_commit(struct db *db, struct db_audit_batch *b);
+
+/* Writes every row of n batches in one transaction (several loops'
+ * batches, one fsync), in order: all of them, or on failure none, the
+ * batches then left as they were. On success each is emptied. */
+int db_audit_batches_commit(struct db *db, struct db_audit_batch *const *b, size_t n);
 
 /* Frees the batch and its rows. NULL-safe. */
 void db_audit_batch_free(struct db_audit_batch *b);

@@ -1,6 +1,6 @@
 /*
- * store/writer.c - the loop's database writer thread (contract in
- * store/writer.h).
+ * store/writer.c - database writer threads and the loops' handles on them
+ * (contract in store/writer.h).
  */
 #include "store/writer.h"
 
@@ -14,25 +14,36 @@
 
 struct job {
 	struct job *next;
-	writer_fn fn;
+	writer_fn fn;                    /* or NULL in a group's job */
+	const struct writer_group *group;
+	size_t weight;
 	writer_done done;
 	void *arg;
 	int rc;
+	struct writer *w;                /* whose completion it is */
 };
 
 struct queue {
 	struct job *head, **tail;
 };
 
-struct writer {
+/* One thread and its connection; everything here is under mu. */
+struct wthread {
 	struct db *db;
 	pthread_t thread;
 	int running;
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct queue todo;           /* loop -> writer */
-	struct queue finished;       /* writer -> loop */
+	pthread_cond_t todo_cv;      /* todo has jobs, or stopping */
+	pthread_cond_t done_cv;      /* a handle's finished has jobs */
+	struct queue todo;           /* loops -> thread */
 	int stopping;
+	unsigned handles;            /* the last one's writer_free stops the thread */
+};
+
+struct writer {
+	struct wthread *t;
+	struct queue finished;       /* thread -> loop, under t->mu */
+	size_t pending;              /* queued, not yet finished; under t->mu */
 	struct event *wake;          /* activated when finished gets jobs */
 };
 
@@ -73,77 +84,208 @@ run_completions(struct job *j)
 	}
 }
 
+/* The jobs from j on that one call of j's group takes; returns the first
+ * job after them, their arguments in args, their number in *n. */
+static struct job *
+group_take(struct job *j, void **args, size_t *n)
+{
+	const struct writer_group *g = j->group;
+	size_t weight = 0;
+
+	*n = 0;
+	while (j != NULL && j->group == g && *n < WRITER_GROUP_JOBS_MAX &&
+	    (*n == 0 || weight + j->weight <= g->max_weight)) {
+		weight += j->weight;
+		args[(*n)++] = j->arg;
+		j = j->next;
+	}
+	return j;
+}
+
+/* Runs a list of jobs in order on db, each group's run of neighbours in
+ * one call; sets each job's rc. */
+static void
+run_jobs(struct db *db, struct job *j)
+{
+	void *args[WRITER_GROUP_JOBS_MAX];
+	struct job *end;
+	size_t n;
+	int rc;
+
+	while (j != NULL) {
+		if (j->group == NULL) {
+			j->rc = j->fn(db, j->arg);
+			j = j->next;
+			continue;
+		}
+		end = group_take(j, args, &n);
+		rc = j->group->fn(db, args, n);
+		for (; j != end; j = j->next)
+			j->rc = rc;
+	}
+}
+
 static void
 on_wake(evutil_socket_t fd, short what, void *arg)
 {
-	struct writer *c = arg;
+	struct writer *w = arg;
 	struct job *done;
 
-	pthread_mutex_lock(&c->mu);
-	done = queue_take(&c->finished);
-	pthread_mutex_unlock(&c->mu);
+	pthread_mutex_lock(&w->t->mu);
+	done = queue_take(&w->finished);
+	pthread_mutex_unlock(&w->t->mu);
 	run_completions(done);
 }
 
-static void *
-writer(void *arg)
+/* Hands each finished job to its handle (the caller holds the mutex). */
+static void
+finish(struct wthread *t, struct job *batch)
 {
-	struct writer *c = arg;
-	struct job *batch, *j;
+	struct job *j;
 
-	pthread_mutex_lock(&c->mu);
-	for (;;) {
-		while (c->todo.head == NULL && !c->stopping)
-			pthread_cond_wait(&c->cv, &c->mu);
-		if (c->todo.head == NULL && c->stopping)
-			break;
-		batch = queue_take(&c->todo);
-		pthread_mutex_unlock(&c->mu);
-		for (j = batch; j != NULL; j = j->next)
-			j->rc = j->fn(c->db, j->arg);
-		pthread_mutex_lock(&c->mu);
-		while (batch != NULL) {
-			j = batch;
-			batch = batch->next;
-			queue_push(&c->finished, j);
-		}
-		event_active(c->wake, EV_TIMEOUT, 0);
+	while (batch != NULL) {
+		j = batch;
+		batch = batch->next;
+		queue_push(&j->w->finished, j);
+		j->w->pending--;
+		/* Once per handle and list is enough; again is harmless. */
+		if (batch == NULL || batch->w != j->w)
+			event_active(j->w->wake, EV_TIMEOUT, 0);
 	}
-	pthread_mutex_unlock(&c->mu);
+	pthread_cond_broadcast(&t->done_cv);
+}
+
+static void *
+thread_main(void *arg)
+{
+	struct wthread *t = arg;
+	struct job *batch;
+
+	pthread_mutex_lock(&t->mu);
+	for (;;) {
+		while (t->todo.head == NULL && !t->stopping)
+			pthread_cond_wait(&t->todo_cv, &t->mu);
+		if (t->todo.head == NULL)
+			break;
+		batch = queue_take(&t->todo);
+		pthread_mutex_unlock(&t->mu);
+		run_jobs(t->db, batch);
+		pthread_mutex_lock(&t->mu);
+		finish(t, batch);
+	}
+	pthread_mutex_unlock(&t->mu);
 	return NULL;
+}
+
+/* Stops t's thread (every handle has drained: nothing is queued) and
+ * frees it. NULL-safe. */
+static void
+wthread_free(struct wthread *t)
+{
+	if (t == NULL)
+		return;
+	if (t->running) {
+		pthread_mutex_lock(&t->mu);
+		t->stopping = 1;
+		pthread_cond_signal(&t->todo_cv);
+		pthread_mutex_unlock(&t->mu);
+		pthread_join(t->thread, NULL);
+	}
+	db_close(t->db);
+	pthread_mutex_destroy(&t->mu);
+	pthread_cond_destroy(&t->todo_cv);
+	pthread_cond_destroy(&t->done_cv);
+	free(t);
+}
+
+static int
+wthread_new(const char *state_dir, const struct db_options *opt, long long max_bytes,
+    struct wthread **out)
+{
+	struct wthread *t;
+	int rc;
+
+	*out = NULL;
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return VEP_ERR_NOMEM;
+	queue_init(&t->todo);
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_cond_init(&t->todo_cv, NULL);
+	pthread_cond_init(&t->done_cv, NULL);
+	if ((rc = db_open(state_dir, opt, &t->db)) != 0 ||
+	    (max_bytes > 0 && (rc = db_set_size_limit(t->db, max_bytes)) != 0))
+		goto fail;
+	if (pthread_create(&t->thread, NULL, thread_main, t) != 0) {
+		rc = VEP_ERR_NOMEM;
+		goto fail;
+	}
+	t->running = 1;
+	*out = t;
+	return VEP_OK;
+fail:
+	wthread_free(t);
+	return rc;
+}
+
+/* A handle on t delivering on base; counts itself among t's handles. */
+static int
+handle_new(struct wthread *t, struct event_base *base, struct writer **out)
+{
+	struct writer *w;
+
+	*out = NULL;
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		return VEP_ERR_NOMEM;
+	queue_init(&w->finished);
+	if ((w->wake = event_new(base, -1, 0, on_wake, w)) == NULL) {
+		free(w);
+		return VEP_ERR_NOMEM;
+	}
+	w->t = t;
+	pthread_mutex_lock(&t->mu);
+	t->handles++;
+	pthread_mutex_unlock(&t->mu);
+	*out = w;
+	return VEP_OK;
 }
 
 int
 writer_new(struct event_base *base, const char *state_dir, const struct db_options *opt,
     long long max_bytes, struct writer **out)
 {
-	struct writer *c;
+	struct wthread *t;
 	int rc;
 
 	*out = NULL;
-	if ((c = calloc(1, sizeof(*c))) == NULL)
-		return VEP_ERR_NOMEM;
-	queue_init(&c->todo);
-	queue_init(&c->finished);
-	pthread_mutex_init(&c->mu, NULL);
-	pthread_cond_init(&c->cv, NULL);
-	if ((rc = db_open(state_dir, opt, &c->db)) != 0 ||
-	    (max_bytes > 0 && (rc = db_set_size_limit(c->db, max_bytes)) != 0))
-		goto fail;
-	rc = VEP_ERR_NOMEM;
-	if ((c->wake = event_new(base, -1, 0, on_wake, c)) == NULL ||
-	    pthread_create(&c->thread, NULL, writer, c) != 0)
-		goto fail;
-	c->running = 1;
-	*out = c;
-	return VEP_OK;
-fail:
-	writer_free(c);
+	if ((rc = wthread_new(state_dir, opt, max_bytes, &t)) != 0)
+		return rc;
+	if ((rc = handle_new(t, base, out)) != 0)
+		wthread_free(t);
 	return rc;
 }
 
 int
-writer_submit(struct writer *c, writer_fn fn, writer_done done, void *arg)
+writer_attach(struct writer *w, struct event_base *base, struct writer **out)
+{
+	return handle_new(w->t, base, out);
+}
+
+static int
+submit(struct writer *w, struct job *j)
+{
+	struct wthread *t = w->t;
+
+	j->w = w;
+	pthread_mutex_lock(&t->mu);
+	queue_push(&t->todo, j);
+	w->pending++;
+	pthread_cond_signal(&t->todo_cv);
+	pthread_mutex_unlock(&t->mu);
+	return VEP_OK;
+}
+
+int
+writer_submit(struct writer *w, writer_fn fn, writer_done done, void *arg)
 {
 	struct job *j = calloc(1, sizeof(*j));
 
@@ -152,43 +294,51 @@ writer_submit(struct writer *c, writer_fn fn, writer_done done, void *arg)
 	j->fn = fn;
 	j->done = done;
 	j->arg = arg;
-	pthread_mutex_lock(&c->mu);
-	queue_push(&c->todo, j);
-	pthread_cond_signal(&c->cv);
-	pthread_mutex_unlock(&c->mu);
-	return VEP_OK;
+	return submit(w, j);
+}
+
+int
+writer_submit_grouped(struct writer *w, const struct writer_group *g, size_t weight,
+    writer_done done, void *arg)
+{
+	struct job *j = calloc(1, sizeof(*j));
+
+	if (j == NULL)
+		return VEP_ERR_NOMEM;
+	j->group = g;
+	j->weight = weight;
+	j->done = done;
+	j->arg = arg;
+	return submit(w, j);
 }
 
 void
-writer_free(struct writer *c)
+writer_free(struct writer *w)
 {
+	struct wthread *t;
 	struct job *done;
+	int last;
 
-	if (c == NULL)
+	if (w == NULL)
 		return;
-	if (c->running) {
-		pthread_mutex_lock(&c->mu);
-		c->stopping = 1;
-		pthread_cond_signal(&c->cv);
-		pthread_mutex_unlock(&c->mu);
-		pthread_join(c->thread, NULL);
-	}
-	done = queue_take(&c->finished);
-	run_completions(done);
-	/* Completions may queue follow-up jobs (a sign-in counted goes on to
-	 * settle): the thread is gone, so they run here, with theirs, until
-	 * nothing is left. No lock: no other thread uses c any more. */
-	while ((done = queue_take(&c->todo)) != NULL) {
-		struct job *j;
-
-		for (j = done; j != NULL; j = j->next)
-			j->rc = c->db != NULL ? j->fn(c->db, j->arg) : VEP_ERR_ARG;
+	t = w->t;
+	/* The thread runs until its last handle goes, so every job queued
+	 * here, and every follow-up a completion queues, is run by it. */
+	pthread_mutex_lock(&t->mu);
+	for (;;) {
+		while (w->finished.head == NULL && w->pending > 0)
+			pthread_cond_wait(&t->done_cv, &t->mu);
+		if (w->finished.head == NULL)
+			break;
+		done = queue_take(&w->finished);
+		pthread_mutex_unlock(&t->mu);
 		run_completions(done);
+		pthread_mutex_lock(&t->mu);
 	}
-	if (c->wake != NULL)
-		event_free(c->wake);
-	db_close(c->db);
-	pthread_mutex_destroy(&c->mu);
-	pthread_cond_destroy(&c->cv);
-	free(c);
+	last = --t->handles == 0;
+	pthread_mutex_unlock(&t->mu);
+	event_free(w->wake);
+	free(w);
+	if (last)
+		wthread_free(t);
 }

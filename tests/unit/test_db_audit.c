@@ -2,9 +2,10 @@
  * test_db_audit.c - the audit trail on a real SQLite file: the event table
  * agrees with the schema, rows round-trip and are found by address and
  * time, a committed row is visible to another connection, argument limits,
- * batches commit all or nothing, a full database (PRAGMA max_page_count)
- * gives DB_ERR_FULL with no partial row and an intact file, and a second
- * connection holding the write lock gives DB_ERR_BUSY within the deadline.
+ * batches commit all or nothing (several in one transaction too), a full
+ * database (PRAGMA max_page_count) gives DB_ERR_FULL with no partial row
+ * and an intact file, and a second connection holding the write lock gives
+ * DB_ERR_BUSY within the deadline.
  */
 #include <sys/time.h>
 
@@ -304,6 +305,35 @@ test_batch(void)
 	ASSERT_EQ(c.n, 3);
 	ASSERT_TRUE(c.fp_set[2]);
 
+	/* Several batches in one transaction, in order: each emptied. */
+	{
+		struct db_audit_batch *two[2] = { NULL, NULL };
+		struct db_audit_batch *many[DB_AUDIT_COMMIT_BATCHES_MAX + 1] = { NULL };
+
+		ASSERT_EQ(db_audit_batch_new(&two[0]), 0);
+		ASSERT_EQ(db_audit_batch_new(&two[1]), 0);
+		r.email = "second@example.com";
+		ASSERT_EQ(db_audit_batch_add(two[1], &r), 0);
+		ASSERT_EQ(db_audit_batch_add(two[1], &r), 0);
+		r.email = "first@example.com";
+		ASSERT_EQ(db_audit_batch_add(two[0], &r), 0);
+		ASSERT_EQ(db_audit_batches_commit(db, two, 2), 0);
+		ASSERT_EQ(db_audit_batch_count(two[0]), 0);
+		ASSERT_EQ(db_audit_batch_count(two[1]), 0);
+		ASSERT_EQ(audit_rows(), before + 6);
+		ASSERT_EQ(raw_count("SELECT count(*) FROM audit WHERE email = 'second@example.com'"
+		    " AND id > (SELECT id FROM audit WHERE email = 'first@example.com')"), 2);
+		ASSERT_EQ(db_audit_batches_commit(db, two, 2), 0);   /* empty ones */
+		ASSERT_EQ(db_audit_batches_commit(db, two, 0), 0);
+		ASSERT_EQ(db_audit_batches_commit(db, many, DB_AUDIT_COMMIT_BATCHES_MAX + 1),
+		    VEP_ERR_ARG);
+		ASSERT_EQ(db_audit_batches_commit(db, many, 1), VEP_ERR_ARG);   /* NULL */
+		ASSERT_EQ(db_audit_batches_commit(NULL, two, 2), VEP_ERR_ARG);
+		db_audit_batch_free(two[0]);
+		db_audit_batch_free(two[1]);
+		before += 3;
+	}
+
 	/* DB_AUDIT_BATCH_MAX rows, then refusal. */
 	r.email = "max@example.com";
 	for (i = 0; i < DB_AUDIT_BATCH_MAX; i++)
@@ -328,7 +358,7 @@ test_disk_full(void)
 		.key_fp = fp1, .iat_ms = 1, .exp_ms = 2, .outcome = "ok",
 		.signer_fp = TU_SIGNER_FP
 	};
-	struct db_audit_batch *b = NULL;
+	struct db_audit_batch *b = NULL, *two[2] = { NULL, NULL };
 	char email[DB_AUDIT_TEXT_MAX + 1];
 	long long before, after;
 	int i, ret = 0;
@@ -364,11 +394,22 @@ test_disk_full(void)
 	ASSERT_EQ(db_audit_batch_count(b), 200);
 	ASSERT_EQ(db_check_integrity(db), 0);
 
+	/* Two batches in one transaction, the second too big: neither lands,
+	 * both stay as they were. */
+	ASSERT_EQ(db_audit_batch_new(&two[0]), 0);
+	ASSERT_EQ(db_audit_batch_add(two[0], &r), 0);
+	two[1] = b;
+	ASSERT_EQ(db_audit_batches_commit(db, two, 2), DB_ERR_FULL);
+	ASSERT_EQ(audit_rows(), after);
+	ASSERT_EQ(db_audit_batch_count(two[0]), 1);
+	ASSERT_EQ(db_audit_batch_count(b), 200);
+
 	ASSERT_EQ(db_set_size_limit(db, 0), 0);
-	ASSERT_EQ(db_audit_batch_commit(db, b), 0);
-	ASSERT_EQ(audit_rows(), after + 200);
-	ASSERT_EQ(db_audit_add(db, &r), 0);
+	ASSERT_EQ(db_audit_batches_commit(db, two, 2), 0);
 	ASSERT_EQ(audit_rows(), after + 201);
+	ASSERT_EQ(db_audit_add(db, &r), 0);
+	ASSERT_EQ(audit_rows(), after + 202);
+	db_audit_batch_free(two[0]);
 	db_audit_batch_free(b);
 }
 
