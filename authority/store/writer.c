@@ -270,11 +270,21 @@ writer_attach(struct writer *w, struct event_base *base, struct writer **out)
 	return handle_new(w->t, base, out);
 }
 
+/* Queues a job: fn, or one of group g weighing weight. */
 static int
-submit(struct writer *w, struct job *j)
+submit(struct writer *w, writer_fn fn, const struct writer_group *g, size_t weight,
+    writer_done done, void *arg)
 {
 	struct wthread *t = w->t;
+	struct job *j = calloc(1, sizeof(*j));
 
+	if (j == NULL)
+		return VEP_ERR_NOMEM;
+	j->fn = fn;
+	j->group = g;
+	j->weight = weight;
+	j->done = done;
+	j->arg = arg;
 	j->w = w;
 	pthread_mutex_lock(&t->mu);
 	queue_push(&t->todo, j);
@@ -287,29 +297,14 @@ submit(struct writer *w, struct job *j)
 int
 writer_submit(struct writer *w, writer_fn fn, writer_done done, void *arg)
 {
-	struct job *j = calloc(1, sizeof(*j));
-
-	if (j == NULL)
-		return VEP_ERR_NOMEM;
-	j->fn = fn;
-	j->done = done;
-	j->arg = arg;
-	return submit(w, j);
+	return submit(w, fn, NULL, 0, done, arg);
 }
 
 int
 writer_submit_grouped(struct writer *w, const struct writer_group *g, size_t weight,
     writer_done done, void *arg)
 {
-	struct job *j = calloc(1, sizeof(*j));
-
-	if (j == NULL)
-		return VEP_ERR_NOMEM;
-	j->group = g;
-	j->weight = weight;
-	j->done = done;
-	j->arg = arg;
-	return submit(w, j);
+	return submit(w, NULL, g, weight, done, arg);
 }
 
 void
