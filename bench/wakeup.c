@@ -47,7 +47,7 @@ cpu_us(void)
 
 	getrusage(RUSAGE_SELF, &r);
 	return (double)(r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e6 +
-	       (double)(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
+	    (double)(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
 }
 
 static int
