@@ -133,7 +133,7 @@ _Static_assert(DB_AUDIT_COMMIT_BATCHES_MAX >= WRITER_GROUP_JOBS_MAX,
 
 static const struct writer_group audit_commit = { commit_batches, DB_AUDIT_BATCH_MAX };
 
-static void flush(struct issuance *is);
+static void flush(struct issuance *is, int help);
 
 static void
 commit_done(int rc, void *arg)
@@ -150,13 +150,17 @@ commit_done(int rc, void *arg)
 	is->inflight = 0;
 	/* What was signed while this batch was on its way goes now. */
 	if (is->n > 0 && !is->scheduled)
-		flush(is);
+		flush(is, 0);
 }
 
-/* Hands the current batch to the writer thread and starts a new one. */
+/* Hands the current batch to the writer and starts a new one; with help,
+ * through writer_help_grouped (the caller is about to wait for the key
+ * process: with SQLite the commit runs in this thread meanwhile). */
 static void
-flush(struct issuance *is)
+flush(struct issuance *is, int help)
 {
+	int rc;
+
 	struct commit *c;
 
 	is->scheduled = 0;
@@ -179,7 +183,9 @@ flush(struct issuance *is)
 	is->tail = &is->head;
 	is->n = 0;
 	is->inflight = 1;
-	if (writer_submit_grouped(is->writer, &audit_commit, c->n, commit_done, c) != 0)
+	rc = help ? writer_help_grouped(is->writer, &audit_commit, c->n, commit_done, c) :
+	    writer_submit_grouped(is->writer, &audit_commit, c->n, commit_done, c);
+	if (rc != 0)
 		commit_done(VEP_ERR_NOMEM, c);
 	return;
 fail:
@@ -197,9 +203,15 @@ fail:
 static void
 on_flush(evutil_socket_t fd, short what, void *arg)
 {
+	struct issuance *is = arg;
+
 	(void)fd;
 	(void)what;
-	flush(arg);
+	/* A signing pass is due in this iteration, after requests read in
+	 * it: it commits the batch while the key process signs. */
+	if (is->sign_scheduled)
+		return;
+	flush(is, 0);
 }
 
 static void sign_pass(struct issuance *is);
@@ -229,7 +241,7 @@ issuance_new(struct event_base *base, struct writer *writer, struct keeper_chan 
 	is->tosign_tail = &is->tosign;
 	if (keycheck_new(&is->keycheck) != 0 || keycache_new(&is->keycache) != 0 ||
 	    db_audit_batch_new(&is->batch) != 0 ||
-	    (is->flush = event_new(base, -1, 0, on_flush, is)) == NULL ||
+	    (is->flush = evtimer_new(base, on_flush, is)) == NULL ||
 	    (is->sign = event_new(base, -1, 0, on_sign, is)) == NULL) {
 		issuance_free(is);
 		return VEP_ERR_NOMEM;
@@ -316,7 +328,7 @@ enqueue(struct issuance *is, struct waiting *w)
 	struct db_audit_row row = { 0 };
 
 	if (is->n >= DB_AUDIT_BATCH_MAX)
-		flush(is); /* a full batch goes now; this row starts the next */
+		flush(is, 0); /* a full batch goes now; this row starts the next */
 	if (is->batch == NULL && db_audit_batch_new(&is->batch) != 0)
 		is->batch = NULL;
 	row.ts_ms = w->ts_ms;
@@ -334,8 +346,14 @@ enqueue(struct issuance *is, struct waiting *w)
 	is->tail = &w->next;
 	is->n++;
 	if (!is->scheduled) {
+		/* In the next iteration, after the requests it reads: a
+		 * signing pass they start commits the batch (on_flush). */
+		static const struct timeval now = { 0, 0 };
 		is->scheduled = 1;
-		event_active(is->flush, EV_TIMEOUT, 0);
+		if (event_add(is->flush, &now) != 0) {
+			is->scheduled = 0;
+			flush(is, 0);
+		}
 	}
 	return VEP_OK;
 }
@@ -376,6 +394,7 @@ sign_pass(struct issuance *is)
 	struct keeper_item items[KEEPER_SIGN_BATCH_MAX];
 	struct keeper_key key = { is->keeper, NULL };
 	size_t n = 0, bytes = 0, i;
+	int sent;
 
 	is->sign_scheduled = 0;
 	while ((w = is->tosign) != NULL && n < KEEPER_SIGN_BATCH_MAX &&
@@ -390,12 +409,22 @@ sign_pass(struct issuance *is)
 	}
 	if (is->tosign == NULL)
 		is->tosign_tail = &is->tosign;
-	if (n == 0)
+	if (n == 0) {
+		if (is->n > 0)
+			flush(is, 0);
 		return;
+	}
 	key.fingerprint = batch[0]->signer_fp;
 	/* Each item's rc says how it went, the whole request's failure
-	 * included. */
-	(void)keeper_sign_batch(&key, items, n);
+	 * included. While the key process signs, the rows signed before
+	 * are committed (in this thread, with SQLite, when the writer is
+	 * idle: no thread to wake, and their answers leave now rather than
+	 * after this batch). */
+	sent = keeper_sign_send(&key, items, n) == 0;
+	if (is->n > 0)
+		flush(is, sent);
+	if (sent)
+		(void)keeper_sign_recv(&key, items, n);
 	for (i = 0; i < n; i++)
 		signed_one(is, batch[i], &items[i]);
 	if (is->tosign != NULL && !is->sign_scheduled) {

@@ -7,12 +7,15 @@
  * answers it from the callback.
  *
  * Batches: the audit rows of every certificate signed during one event-loop
- * iteration are committed in one transaction (one fsync) by the loop's
- * writer thread (store/writer.h), and only then reported. The flush runs as
- * an event activated at the loop's normal priority, so it comes after the
- * callbacks already due in this iteration (more rows join the batch) and
- * before the loop waits for input again; the loop goes on signing while
- * the batch is made durable.
+ * iteration are committed in one transaction (one fsync) through the
+ * loop's writer (store/writer.h), and only then reported. The flush runs
+ * as a timer due at once, so in the next iteration, after the requests
+ * that iteration reads: when they start a signing pass, that pass sends
+ * its batch to the key process first and then commits the rows while the
+ * key process signs (writer_help_grouped: with SQLite in this thread, the
+ * writer thread not woken), so their answers leave during the signature
+ * rather than after it; otherwise the writer thread commits them while the
+ * loop goes on.
  *
  * Promises: the callback runs exactly once per accepted order, never
  * before the row is committed with rc 0; with the signing error when the

@@ -24,6 +24,8 @@
 struct keeper_chan {
 	int sock;
 	int broken;      /* a request went unanswered: the channel is out of step */
+	int awaiting;    /* a SIGN request was sent (keeper_sign_send), its answer not read */
+	struct ipc_msg *held; /* that answer, read early by another request, or NULL */
 };
 
 struct keeper {
@@ -161,6 +163,19 @@ ask(struct keeper_chan *c, struct ipc_msg *req, int timeout_ms, struct ipc_msg *
 		ipc_msg_free(req);
 		return e;
 	}
+	/* Answers come in the order asked: a signing answer still due is
+	 * read first and kept for keeper_sign_recv. */
+	if (c->awaiting && c->held == NULL &&
+	    (e = keeper_recv(c->sock, &c->held, fd, KEEPER_ANSWER_TIMEOUT_MS)) != 0) {
+		c->broken = 1;
+		ipc_msg_free(req);
+		return e;
+	}
+	if (*fd >= 0) {
+		/* No SIGN answer passes a descriptor. */
+		close(*fd);
+		*fd = -1;
+	}
 	if ((e = keeper_send(c->sock, req, -1)) == 0)
 		e = keeper_recv(c->sock, ans, fd, timeout_ms);
 	if (e == 0 && (ipc_msg_type(*ans) != ipc_msg_type(req) ||
@@ -181,26 +196,58 @@ ask(struct keeper_chan *c, struct ipc_msg *req, int timeout_ms, struct ipc_msg *
 	return VEP_OK;
 }
 
-int
-keeper_sign_batch(const struct keeper_key *key, struct keeper_item *items, size_t n)
+/* Clears items for an answer: no signature, rc VEP_ERR_IO until one says
+ * otherwise. */
+static void
+items_reset(struct keeper_item *items, size_t n)
 {
-	struct ipc_msg *req, *ans = NULL;
-	const uint8_t *p;
-	size_t i, bytes = 0, siglen;
-	int rc, arc, fd;
+	size_t i;
 
 	for (i = 0; i < n; i++) {
 		items[i].rc = VEP_ERR_IO;
 		items[i].sig = NULL;
 		items[i].siglen = 0;
-		bytes += items[i].len + KEEPER_ITEM_OVERHEAD;
 	}
-	if (n == 0 || n > KEEPER_SIGN_BATCH_MAX)
-		return VEP_ERR_ARG;
-	if (bytes > KEEPER_SIGN_BATCH_BYTES)
-		return VEP_ERR_TOOBIG;
-	if (strlen(key->fingerprint) != VEP_FINGERPRINT_HEX_LEN)
-		return VEP_ERR_ARG;
+}
+
+/* Sets rc in every item, their signatures freed. */
+static void
+items_fail(struct keeper_item *items, size_t n, int rc)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(items[i].sig);
+		items[i].sig = NULL;
+		items[i].siglen = 0;
+		items[i].rc = rc;
+	}
+}
+
+int
+keeper_sign_send(const struct keeper_key *key, struct keeper_item *items, size_t n)
+{
+	struct keeper_chan *c = key->chan;
+	struct ipc_msg *req;
+	size_t i, bytes = 0;
+	int rc;
+
+	items_reset(items, n);
+	for (i = 0; i < n; i++)
+		bytes += items[i].len + KEEPER_ITEM_OVERHEAD;
+	if (n == 0 || n > KEEPER_SIGN_BATCH_MAX ||
+	    strlen(key->fingerprint) != VEP_FINGERPRINT_HEX_LEN || (c != NULL && c->awaiting))
+		rc = VEP_ERR_ARG;
+	else if (bytes > KEEPER_SIGN_BATCH_BYTES)
+		rc = VEP_ERR_TOOBIG;
+	else if (c == NULL || c->broken)
+		rc = VEP_ERR_IO;
+	else
+		rc = VEP_ERR_NOMEM;
+	if (rc != VEP_ERR_NOMEM) {
+		/* Nothing asked: every item's rc stays VEP_ERR_IO. */
+		return rc;
+	}
 	if ((req = keeper_msg_new(KEEPER_SIGN)) != NULL &&
 	    ipc_msg_put(req, KEEPER_TAG_FINGERPRINT, key->fingerprint,
 	    VEP_FINGERPRINT_HEX_LEN) != 0) {
@@ -213,10 +260,49 @@ keeper_sign_batch(const struct keeper_key *key, struct keeper_item *items, size_
 			ipc_msg_free(req);
 			req = NULL;
 		}
-	rc = ask(key->chan, req, KEEPER_ANSWER_TIMEOUT_MS, &ans, &arc, &fd);
-	if (fd >= 0)
-		close(fd);
-	if (rc == 0 && arc != 0)
+	if (req == NULL) {
+		items_fail(items, n, VEP_ERR_NOMEM);
+		return VEP_ERR_NOMEM;
+	}
+	rc = keeper_send(c->sock, req, -1);
+	ipc_msg_free(req);
+	if (rc != 0) {
+		c->broken = 1;
+		items_fail(items, n, VEP_ERR_IO);
+		return VEP_ERR_IO;
+	}
+	c->awaiting = 1;
+	return VEP_OK;
+}
+
+int
+keeper_sign_recv(const struct keeper_key *key, struct keeper_item *items, size_t n)
+{
+	struct keeper_chan *c = key->chan;
+	struct ipc_msg *ans = NULL;
+	const uint8_t *p;
+	size_t i, siglen;
+	uint32_t v = 0;
+	int rc, arc, fd = -1;
+
+	/* Nothing sent: items are not looked at. */
+	if (c == NULL || !c->awaiting || n == 0 || n > KEEPER_SIGN_BATCH_MAX)
+		return VEP_ERR_ARG;
+	c->awaiting = 0;
+	if (c->held != NULL) {
+		ans = c->held;
+		c->held = NULL;
+		rc = VEP_OK;
+	} else {
+		rc = keeper_recv(c->sock, &ans, &fd, KEEPER_ANSWER_TIMEOUT_MS);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (rc == 0 && (ipc_msg_type(ans) != KEEPER_SIGN ||
+	    ipc_msg_get_u32(ans, KEEPER_TAG_RC, &v) != 0))
+		rc = VEP_ERR_IO;
+	/* VEP_ERR_* travel as their two's complement. */
+	if (rc == 0 && (arc = (int)(int32_t)v) != 0)
 		rc = arc;
 	/* Every item answered and no more, or the channel is out of step. */
 	for (i = 0; rc == 0 && i < n; i++) {
@@ -231,17 +317,22 @@ keeper_sign_batch(const struct keeper_key *key, struct keeper_item *items, size_
 	}
 	if (rc == 0 && keeper_get_result(ans, n, &arc, &p, &siglen) == 0)
 		rc = VEP_ERR_IO;
-	if (rc == VEP_ERR_IO && key->chan != NULL)
-		key->chan->broken = 1;
+	if (rc == VEP_ERR_IO)
+		c->broken = 1;
 	if (rc != 0)
-		for (i = 0; i < n; i++) {
-			free(items[i].sig);
-			items[i].sig = NULL;
-			items[i].siglen = 0;
-			items[i].rc = rc;
-		}
+		items_fail(items, n, rc);
 	ipc_msg_free(ans);
 	return rc;
+}
+
+int
+keeper_sign_batch(const struct keeper_key *key, struct keeper_item *items, size_t n)
+{
+	int rc;
+
+	if ((rc = keeper_sign_send(key, items, n)) != 0)
+		return rc;
+	return keeper_sign_recv(key, items, n);
 }
 
 int
@@ -376,9 +467,11 @@ keeper_stop(struct keeper *k)
 
 	if (k == NULL)
 		return;
-	for (i = 0; k->chans != NULL && i < k->nchan; i++)
+	for (i = 0; k->chans != NULL && i < k->nchan; i++) {
 		if (k->chans[i].sock >= 0)
 			close(k->chans[i].sock);
+		ipc_msg_free(k->chans[i].held);
+	}
 	/* Its threads end on end of file, after ending their helpers. */
 	if (k->pid > 0)
 		waitpid(k->pid, NULL, 0);

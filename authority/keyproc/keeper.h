@@ -31,7 +31,8 @@
  *
  * The network side's calls block for the answer (a batch of signatures
  * takes about as long as signing them in the loop did; loading, only at
- * start and reload).
+ * start and reload); a batch can also be sent first and its answer read
+ * later (keeper_sign_send, keeper_sign_recv), the loop working meanwhile.
  */
 #ifndef AUTHORITY_KEYPROC_KEEPER_H
 #define AUTHORITY_KEYPROC_KEEPER_H
@@ -108,6 +109,18 @@ struct keeper_item {
  * VEP_ERR_ARG or VEP_ERR_TOOBIG (nothing asked) or VEP_ERR_IO (the key
  * process is gone or did not answer), set in every item's rc too. */
 int keeper_sign_batch(const struct keeper_key *key, struct keeper_item *items, size_t n);
+
+/* keeper_sign_batch in two halves, so the caller can work while the key
+ * process signs: keeper_sign_send asks (the same checks; items' rc set
+ * and the error returned when it did not), keeper_sign_recv then waits
+ * for the answer and fills items as keeper_sign_batch does (items and n
+ * the same as sent; VEP_ERR_ARG, items untouched, when nothing was sent). One request at a
+ * time is due on a channel: another keeper_sign_send before the answer
+ * is read is refused (VEP_ERR_ARG). Anything else asked on the channel
+ * meanwhile (keeper_spawn_helper) reads the signing answer first and
+ * keeps it for keeper_sign_recv. */
+int keeper_sign_send(const struct keeper_key *key, struct keeper_item *items, size_t n);
+int keeper_sign_recv(const struct keeper_key *key, struct keeper_item *items, size_t n);
 
 /* vep_signer's sign function (ctx: a struct keeper_key *; pub is not
  * looked at). Returns 0 or VEP_ERR_NOKEY (no current key with that

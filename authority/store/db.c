@@ -547,3 +547,9 @@ out:
 	free(path);
 	return ret;
 }
+
+int
+db_is_local(const struct db *db)
+{
+	return db != NULL && db->engine == DB_ENGINE_SQLITE;
+}

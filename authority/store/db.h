@@ -106,6 +106,10 @@ int db_check_file(const char *state_dir);
  * VEP_ERR_NOMEM. */
 int db_check_pg(const char *conninfo);
 
+/* 1 when db is a SQLite file (its commits wait for this machine's disk
+ * only), 0 for PostgreSQL (a round trip to a server that may be slow). */
+int db_is_local(const struct db *db);
+
 /* Runs PRAGMA integrity_check: 0 when it reports "ok", DB_ERR_CORRUPT when
  * it reports damage. */
 int db_check_integrity(struct db *db);

@@ -32,6 +32,8 @@ struct wthread {
 	struct db *db;
 	pthread_t thread;
 	int running;
+	int local;                   /* SQLite: loops may run jobs (writer_help_grouped) */
+	int busy;                    /* jobs are running on db (in the thread or a loop) */
 	pthread_mutex_t mu;
 	pthread_cond_t todo_cv;      /* todo has jobs, or stopping */
 	pthread_cond_t done_cv;      /* a handle's finished has jobs */
@@ -163,14 +165,20 @@ thread_main(void *arg)
 
 	pthread_mutex_lock(&t->mu);
 	for (;;) {
-		while (t->todo.head == NULL && !t->stopping)
+		/* While a loop runs jobs itself, the next are for whoever
+		 * comes first after it (it wakes this thread if any are left). */
+		while ((t->todo.head == NULL || t->busy) && !t->stopping)
 			pthread_cond_wait(&t->todo_cv, &t->mu);
-		if (t->todo.head == NULL)
+		/* Stopping: every handle has drained, so no loop is running
+		 * jobs and none is queued. */
+		if (t->todo.head == NULL || t->busy)
 			break;
 		batch = queue_take(&t->todo);
+		t->busy = 1;
 		pthread_mutex_unlock(&t->mu);
 		run_jobs(t->db, batch);
 		pthread_mutex_lock(&t->mu);
+		t->busy = 0;
 		finish(t, batch);
 	}
 	pthread_mutex_unlock(&t->mu);
@@ -215,6 +223,7 @@ wthread_new(const char *state_dir, const struct db_options *opt, long long max_b
 	if ((rc = db_open(state_dir, opt, &t->db)) != 0 ||
 	    (max_bytes > 0 && (rc = db_set_size_limit(t->db, max_bytes)) != 0))
 		goto fail;
+	t->local = db_is_local(t->db);
 	if (pthread_create(&t->thread, NULL, thread_main, t) != 0) {
 		rc = VEP_ERR_NOMEM;
 		goto fail;
@@ -270,26 +279,48 @@ writer_attach(struct writer *w, struct event_base *base, struct writer **out)
 	return handle_new(w->t, base, out);
 }
 
-/* Queues a job: fn, or one of group g weighing weight. */
-static int
-submit(struct writer *w, writer_fn fn, const struct writer_group *g, size_t weight,
+/* A job for w: fn, or one of group g weighing weight; NULL without
+ * memory. */
+static struct job *
+job_new(struct writer *w, writer_fn fn, const struct writer_group *g, size_t weight,
     writer_done done, void *arg)
 {
-	struct wthread *t = w->t;
 	struct job *j = calloc(1, sizeof(*j));
 
 	if (j == NULL)
-		return VEP_ERR_NOMEM;
+		return NULL;
 	j->fn = fn;
 	j->group = g;
 	j->weight = weight;
 	j->done = done;
 	j->arg = arg;
 	j->w = w;
-	pthread_mutex_lock(&t->mu);
+	return j;
+}
+
+/* Queues j (the caller holds the mutex). */
+static void
+enqueue(struct wthread *t, struct job *j)
+{
 	queue_push(&t->todo, j);
-	w->pending++;
-	pthread_cond_signal(&t->todo_cv);
+	j->w->pending++;
+}
+
+/* Queues a job for the thread, and wakes it. */
+static int
+submit(struct writer *w, writer_fn fn, const struct writer_group *g, size_t weight,
+    writer_done done, void *arg)
+{
+	struct wthread *t = w->t;
+	struct job *j = job_new(w, fn, g, weight, done, arg);
+
+	if (j == NULL)
+		return VEP_ERR_NOMEM;
+	pthread_mutex_lock(&t->mu);
+	enqueue(t, j);
+	/* Busy: whoever runs jobs looks at the queue again when done. */
+	if (!t->busy)
+		pthread_cond_signal(&t->todo_cv);
 	pthread_mutex_unlock(&t->mu);
 	return VEP_OK;
 }
@@ -305,6 +336,41 @@ writer_submit_grouped(struct writer *w, const struct writer_group *g, size_t wei
     writer_done done, void *arg)
 {
 	return submit(w, NULL, g, weight, done, arg);
+}
+
+int
+writer_help_grouped(struct writer *w, const struct writer_group *g, size_t weight,
+    writer_done done, void *arg)
+{
+	struct wthread *t = w->t;
+	struct job *j = job_new(w, NULL, g, weight, done, arg), *batch, *mine;
+
+	if (j == NULL)
+		return VEP_ERR_NOMEM;
+	pthread_mutex_lock(&t->mu);
+	enqueue(t, j);
+	if (!t->local || t->busy) {
+		if (!t->busy)
+			pthread_cond_signal(&t->todo_cv);
+		pthread_mutex_unlock(&t->mu);
+		return VEP_OK;
+	}
+	/* Everything queued, in order, as the thread would run it. */
+	batch = queue_take(&t->todo);
+	t->busy = 1;
+	pthread_mutex_unlock(&t->mu);
+	run_jobs(t->db, batch);
+	pthread_mutex_lock(&t->mu);
+	t->busy = 0;
+	finish(t, batch);
+	if (t->todo.head != NULL)
+		pthread_cond_signal(&t->todo_cv);
+	mine = queue_take(&w->finished);
+	pthread_mutex_unlock(&t->mu);
+	/* This loop's completions now (its wake event finds none left);
+	 * other loops' on their own loops, as always. */
+	run_completions(mine);
+	return VEP_OK;
 }
 
 void

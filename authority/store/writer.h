@@ -2,8 +2,10 @@
  * store/writer.h - database writers: a thread with its own connection
  * (SQLite or PostgreSQL) that runs an event loop's writes (audit rows,
  * sessions, throttle counts), so the loop never waits for a commit's
- * fsync. With SQLite, reads stay in the loop, on its own connection (WAL:
- * readers never wait for writers), and every loop shares one writer
+ * fsync, except when it chooses to run them itself while it waits for
+ * something else anyway (writer_help_grouped, SQLite only). With SQLite,
+ * reads stay in the loop, on its own connection (WAL: readers never wait
+ * for writers), and every loop shares one writer
  * thread (writer_attach): SQLite takes one write lock at a time anyway,
  * so one thread commits as fast as several, never sleeps on another
  * connection's lock, and can put several loops' audit batches in one
@@ -68,6 +70,18 @@ int writer_submit(struct writer *w, writer_fn fn, writer_done done, void *arg);
 /* Queues a job of group g (which must outlive it) weighing weight. As
  * writer_submit. */
 int writer_submit_grouped(struct writer *w, const struct writer_group *g, size_t weight,
+    writer_done done, void *arg);
+
+/* As writer_submit_grouped, for a loop about to wait anyway (for the key
+ * process, during a signing round trip): with SQLite, when the thread is
+ * not running jobs now, the calling thread runs every job queued (this
+ * one last, all in order, as the thread would) and then this handle's
+ * completions, before returning; the writer thread is not woken for
+ * them. Otherwise (the thread or another loop is running jobs, or the
+ * store is PostgreSQL, whose commits the loop must never wait for) the
+ * job is queued for the thread. The caller's loop waits for the commit's
+ * fsync only here. Returns 0 or VEP_ERR_NOMEM (nothing queued). */
+int writer_help_grouped(struct writer *w, const struct writer_group *g, size_t weight,
     writer_done done, void *arg);
 
 /* Waits for every job queued through w, running their completions in the

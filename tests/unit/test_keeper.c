@@ -121,6 +121,49 @@ signs_verified(struct keeper_chan *c, const vep_key *pub, const vep_key *other,
 	return rc;
 }
 
+/* keeper_sign_send, then another request on the same channel (a LOAD,
+ * refused on a loop's channel), then keeper_sign_recv: the LOAD reads
+ * the signing answer first and keeps it, the signature verifies; a second
+ * send before the answer is read, and a receive with nothing sent, are
+ * refused. */
+static void
+test_sign_split(struct keeper_chan *c, const vep_key *pub, const vep_key *user)
+{
+	char fp[VEP_FINGERPRINT_BUFSZ], *in = NULL, *cert = NULL, err[256];
+	struct keeper_key key = { c, fp };
+	struct keeper_item it[1], again[1];
+	struct vep_cert_params p = { "example.test", "split@example.test", user, 1000, 601000,
+				     NULL };
+	const vep_key *ks[1] = { pub };
+	json_t *bundle = NULL;
+	vep_cert *parsed = NULL;
+	size_t inlen;
+
+	ASSERT_EQ(vep_key_fingerprint(pub, fp), VEP_OK);
+	ASSERT_EQ(vep_cert_signing_input(pub, &p, &in, &inlen), VEP_OK);
+	it[0].input = again[0].input = (const uint8_t *)in;
+	it[0].len = again[0].len = inlen;
+	ASSERT_EQ(keeper_sign_recv(&key, it, 1), VEP_ERR_ARG);
+	ASSERT_EQ(keeper_sign_send(&key, it, 1), VEP_OK);
+	ASSERT_EQ(keeper_sign_send(&key, again, 1), VEP_ERR_ARG);
+	ASSERT_EQ(keeper_load(c, &bundle, err, sizeof(err)), VEP_ERR_ARG);
+	ASSERT_TRUE(bundle == NULL);
+	ASSERT_TRUE(keeper_chan_ok(c));
+	ASSERT_EQ(keeper_sign_recv(&key, it, 1), VEP_OK);
+	ASSERT_EQ(it[0].rc, VEP_OK);
+	ASSERT_EQ(vep_jws_join(in, it[0].sig, it[0].siglen, &cert), VEP_OK);
+	ASSERT_EQ(vep_cert_parse(cert, strlen(cert), &parsed), VEP_OK);
+	ASSERT_EQ(vep_cert_verify(parsed, ks, 1, 2000), VEP_OK);
+	ASSERT_STREQ(parsed->email, "split@example.test");
+	/* Nothing due any more: the channel is in step. */
+	ASSERT_EQ(keeper_sign_recv(&key, it + 0, 1), VEP_ERR_ARG);
+	ASSERT_TRUE(keeper_chan_ok(c));
+	vep_cert_free(parsed);
+	free(cert);
+	free(it[0].sig);
+	free(in);
+}
+
 /* Signs len bytes of msg (raw, not a certificate) through the channel. */
 static int
 sign_raw(struct keeper_chan *c, const vep_key *pub, const char *msg, size_t len)
@@ -572,6 +615,8 @@ test_permits(void)
 	ASSERT_EQ(keeper_spawn_helper(ctl, &fd, &pid), VEP_ERR_ARG);
 	ASSERT_TRUE(fd == -1 && pid == 0);
 	ASSERT_TRUE(keeper_chan_ok(ctl));
+	ASSERT_EQ(signs(lp, pub, user), 0);
+	test_sign_split(lp, pub, user);
 	ASSERT_EQ(signs(lp, pub, user), 0);
 
 	/* Each refusal was logged (before it was answered). */

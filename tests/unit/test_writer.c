@@ -6,7 +6,9 @@
  * WRITER_GROUP_JOBS_MAX and the group's weight), never across another job,
  * and every one gets that call's result; writer_free waits for its
  * handle's jobs and for follow-ups its completions queue, and the last
- * handle stops the thread.
+ * handle stops the thread. writer_help_grouped runs the jobs in the
+ * calling thread, completions included, when the writer thread is idle,
+ * and leaves them to it when it is busy.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -41,6 +43,7 @@ struct job {
 	int done_rc;
 	int done_count;
 	pthread_t done_thread;
+	pthread_t ran_thread;          /* where a group call ran it */
 	struct writer *again;          /* a follow-up queued by the completion */
 	struct loop1 *loop;
 };
@@ -50,6 +53,7 @@ struct job {
 static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
 static int gate_open;
+static int gate_entered;        /* the thread is at the gate */
 
 static int
 job_gate(struct db *db, void *arg)
@@ -57,16 +61,29 @@ job_gate(struct db *db, void *arg)
 	(void)db;
 	(void)arg;
 	pthread_mutex_lock(&gate_mu);
+	gate_entered = 1;
+	pthread_cond_broadcast(&gate_cv);
 	while (!gate_open)
 		pthread_cond_wait(&gate_cv, &gate_mu);
 	pthread_mutex_unlock(&gate_mu);
 	return 0;
 }
 
+/* Waits until the writer thread is held at the gate. */
+static void
+gate_wait_entered(void)
+{
+	pthread_mutex_lock(&gate_mu);
+	while (!gate_entered)
+		pthread_cond_wait(&gate_cv, &gate_mu);
+	pthread_mutex_unlock(&gate_mu);
+}
+
 static void
 gate(int open)
 {
 	pthread_mutex_lock(&gate_mu);
+	gate_entered = 0;
 	gate_open = open;
 	pthread_cond_broadcast(&gate_cv);
 	pthread_mutex_unlock(&gate_mu);
@@ -325,6 +342,72 @@ job_audit(struct db *db, void *arg)
 	return db_audit_add(db, &r);
 }
 
+/* A group function that records where it ran and writes one audit row
+ * per job. */
+static int
+group_where(struct db *db, void *const *args, size_t n)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < n; i++) {
+		struct job *j = args[i];
+
+		j->ran_thread = pthread_self();
+		j->log->ran[j->log->nran++] = j->id;
+		if (rc == 0)
+			rc = job_audit(db, j);
+	}
+	return rc;
+}
+
+/* writer_help_grouped: with the thread idle the job runs here, committed
+ * and completed before the call returns; with the thread busy it is the
+ * thread's, and completes on this loop later. */
+static void
+test_help(void)
+{
+	static const struct writer_group where = { group_where, 10 };
+	struct event_base *b = event_base_new();
+	struct writer *w = NULL;
+	struct log log = { 0 };
+	struct job j[2], g = { 0 };
+	long long before;
+
+	memset(j, 0, sizeof(j));
+	j[0].log = j[1].log = &log;
+	j[1].id = 1;
+	ASSERT_TRUE(b != NULL);
+	ASSERT_EQ(writer_new(b, dir, NULL, 0, &w), 0);
+	before = tu_store_int(dir, "SELECT count(*) FROM audit WHERE email = 'w@example.com'");
+	ASSERT_EQ(writer_help_grouped(w, &where, 1, on_done, &j[0]), 0);
+	ASSERT_EQ(j[0].done_count, 1);
+	ASSERT_EQ(j[0].done_rc, 0);
+	ASSERT_TRUE(pthread_equal(j[0].ran_thread, pthread_self()));
+	ASSERT_TRUE(pthread_equal(j[0].done_thread, pthread_self()));
+	ASSERT_EQ(tu_store_int(dir, "SELECT count(*) FROM audit WHERE email = 'w@example.com'"),
+	    before + 1);
+	/* The thread busy at the gate: queued for it, not run here. */
+	gate(0);
+	ASSERT_EQ(writer_submit(w, job_gate, NULL, &g), 0);
+	gate_wait_entered();
+	ASSERT_EQ(writer_help_grouped(w, &where, 1, on_done, &j[1]), 0);
+	ASSERT_EQ(j[1].done_count, 0);
+	ASSERT_EQ(log.nran, 1);
+	gate(1);
+	writer_free(w);
+	ASSERT_EQ(j[1].done_count, 1);
+	ASSERT_EQ(j[1].done_rc, 0);
+	ASSERT_TRUE(!pthread_equal(j[1].ran_thread, pthread_self()));
+	ASSERT_TRUE(pthread_equal(j[1].done_thread, pthread_self()));
+	ASSERT_EQ(log.nran, 2);
+	ASSERT_EQ(log.ran[0], 0);
+	ASSERT_EQ(log.ran[1], 1);
+	ASSERT_EQ(tu_store_int(dir, "SELECT count(*) FROM audit WHERE email = 'w@example.com'"),
+	    before + 2);
+	event_base_free(b);
+}
+
 /* The thread's connection writes for both handles, in the file. */
 static void
 test_real_write(void)
@@ -361,6 +444,7 @@ main(void)
 	RUN(test_group_cap);
 	RUN(test_threads);
 	RUN(test_real_write);
+	RUN(test_help);
 	tu_rmdir(dir);
 	return harness_done();
 }
