@@ -417,9 +417,9 @@ sign_pass(struct issuance *is)
 	key.fingerprint = batch[0]->signer_fp;
 	/* Each item's rc says how it went, the whole request's failure
 	 * included. While the key process signs, the rows signed before
-	 * are committed (in this thread, with SQLite, when the writer is
-	 * idle: no thread to wake, and their answers leave now rather than
-	 * after this batch). */
+	 * are committed (writer_help_grouped: in this thread with SQLite
+	 * and one loop when the writer is idle: no thread to wake, and
+	 * their answers leave now rather than after this batch). */
 	sent = keeper_sign_send(&key, items, n) == 0;
 	if (is->n > 0)
 		flush(is, sent);

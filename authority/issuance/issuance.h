@@ -12,8 +12,8 @@
  * as a timer due at once, so in the next iteration, after the requests
  * that iteration reads: when they start a signing pass, that pass sends
  * its batch to the key process first and then commits the rows while the
- * key process signs (writer_help_grouped: with SQLite in this thread, the
- * writer thread not woken), so their answers leave during the signature
+ * key process signs (writer_help_grouped: with SQLite and one loop in
+ * this thread, the writer thread not woken), so their answers leave during the signature
  * rather than after it; otherwise the writer thread commits them while the
  * loop goes on.
  *

@@ -32,7 +32,7 @@ struct wthread {
 	struct db *db;
 	pthread_t thread;
 	int running;
-	int local;                   /* SQLite: loops may run jobs (writer_help_grouped) */
+	int local;                   /* SQLite: a loop may run jobs (writer_help_grouped) */
 	int busy;                    /* jobs are running on db (in the thread or a loop) */
 	pthread_mutex_t mu;
 	pthread_cond_t todo_cv;      /* todo has jobs, or stopping */
@@ -349,7 +349,9 @@ writer_help_grouped(struct writer *w, const struct writer_group *g, size_t weigh
 		return VEP_ERR_NOMEM;
 	pthread_mutex_lock(&t->mu);
 	enqueue(t, j);
-	if (!t->local || t->busy) {
+	/* With several loops the thread runs their batches side by side in
+	 * one transaction; a loop that ran its own would take that away. */
+	if (!t->local || t->busy || t->handles > 1) {
 		if (!t->busy)
 			pthread_cond_signal(&t->todo_cv);
 		pthread_mutex_unlock(&t->mu);

@@ -73,13 +73,15 @@ int writer_submit_grouped(struct writer *w, const struct writer_group *g, size_t
     writer_done done, void *arg);
 
 /* As writer_submit_grouped, for a loop about to wait anyway (for the key
- * process, during a signing round trip): with SQLite, when the thread is
- * not running jobs now, the calling thread runs every job queued (this
- * one last, all in order, as the thread would) and then this handle's
- * completions, before returning; the writer thread is not woken for
- * them. Otherwise (the thread or another loop is running jobs, or the
- * store is PostgreSQL, whose commits the loop must never wait for) the
- * job is queued for the thread. The caller's loop waits for the commit's
+ * process, during a signing round trip): with SQLite, when this is the
+ * thread's only handle and the thread is not running jobs now, the
+ * calling thread runs every job queued (this one last, all in order, as
+ * the thread would) and then this handle's completions, before
+ * returning; the writer thread is not woken for them. Otherwise the job
+ * is queued for the thread: it is running jobs; or several loops share
+ * it (it puts their batches in one transaction, which a loop committing
+ * its own would prevent); or the store is PostgreSQL, whose commits a
+ * loop must never wait for. The caller's loop waits for the commit's
  * fsync only here. Returns 0 or VEP_ERR_NOMEM (nothing queued). */
 int writer_help_grouped(struct writer *w, const struct writer_group *g, size_t weight,
     writer_done done, void *arg);

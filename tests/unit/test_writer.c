@@ -7,8 +7,8 @@
  * and every one gets that call's result; writer_free waits for its
  * handle's jobs and for follow-ups its completions queue, and the last
  * handle stops the thread. writer_help_grouped runs the jobs in the
- * calling thread, completions included, when the writer thread is idle,
- * and leaves them to it when it is busy.
+ * calling thread, completions included, when the writer thread is idle
+ * and has no other handle, and leaves them to it when it is busy or shared.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -408,6 +408,30 @@ test_help(void)
 	event_base_free(b);
 }
 
+/* With two handles on the thread, writer_help_grouped leaves the job to
+ * the thread (which groups several loops' batches), idle or not. */
+static void
+test_help_shared(void)
+{
+	static const struct writer_group where = { group_where, 10 };
+	struct event_base *b = event_base_new();
+	struct writer *w0 = NULL, *w1 = NULL;
+	struct log log = { 0 };
+	struct job j = { 0 };
+
+	j.log = &log;
+	ASSERT_TRUE(b != NULL);
+	ASSERT_EQ(writer_new(b, dir, NULL, 0, &w0), 0);
+	ASSERT_EQ(writer_attach(w0, b, &w1), 0);
+	ASSERT_EQ(writer_help_grouped(w0, &where, 1, on_done, &j), 0);
+	writer_free(w0);
+	ASSERT_EQ(j.done_count, 1);
+	ASSERT_EQ(j.done_rc, 0);
+	ASSERT_TRUE(!pthread_equal(j.ran_thread, pthread_self()));
+	writer_free(w1);
+	event_base_free(b);
+}
+
 /* The thread's connection writes for both handles, in the file. */
 static void
 test_real_write(void)
@@ -445,6 +469,7 @@ main(void)
 	RUN(test_threads);
 	RUN(test_real_write);
 	RUN(test_help);
+	RUN(test_help_shared);
 	tu_rmdir(dir);
 	return harness_done();
 }
