@@ -281,10 +281,8 @@ req_free(struct req *r)
 	free(r->params);
 	free(r->path);
 	json_decref(r->body);
-	for (i = 0; i < r->nout; i++) {
+	for (i = 0; i < r->nout; i++)
 		free(r->out[i].name);
-		free(r->out[i].value);
-	}
 	free(r->out);
 	if (r->content != NULL)
 		vep_free_secret(r->content, r->content_len);
@@ -975,7 +973,6 @@ out_remove(struct req *r, const char *name)
 			continue;
 		}
 		free(r->out[i].name);
-		free(r->out[i].value);
 		memmove(&r->out[i], &r->out[i + 1], (r->nout - i - 1) * sizeof(r->out[0]));
 		r->nout--;
 	}
@@ -991,20 +988,33 @@ out_find(const struct req *r, const char *name)
 	return NULL;
 }
 
-/* Appends a response header. Returns 0 or VEP_ERR_NOMEM. */
+/* Room for this many response headers at first: what a reply of ours
+ * sets, so one allocation serves most. */
+#define REQ_OUT_FIRST 16
+
+/* Appends a response header: name and value copied into one block.
+ * Returns 0 or VEP_ERR_NOMEM. */
 static int
 out_add(struct req *r, const char *name, const char *value)
 {
-	struct req_field f = { strdup(name), strdup(value) }, *n;
+	size_t nlen = strlen(name), vlen = strlen(value), cap;
+	struct req_field *n;
+	char *block;
 
-	if (f.name == NULL || f.value == NULL ||
-	    (n = realloc(r->out, (r->nout + 1) * sizeof(*n))) == NULL) {
-		free(f.name);
-		free(f.value);
-		return VEP_ERR_NOMEM;
+	if (r->nout == r->outcap) {
+		cap = r->outcap == 0 ? REQ_OUT_FIRST : 2 * r->outcap;
+		if ((n = realloc(r->out, cap * sizeof(*n))) == NULL)
+			return VEP_ERR_NOMEM;
+		r->out = n;
+		r->outcap = cap;
 	}
-	r->out = n;
-	r->out[r->nout++] = f;
+	if ((block = malloc(nlen + vlen + 2)) == NULL)
+		return VEP_ERR_NOMEM;
+	memcpy(block, name, nlen + 1);
+	memcpy(block + nlen + 1, value, vlen + 1);
+	r->out[r->nout].name = block;
+	r->out[r->nout].value = block + nlen + 1;
+	r->nout++;
 	return VEP_OK;
 }
 

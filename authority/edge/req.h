@@ -92,7 +92,8 @@ struct req_link {
 	const char *hsts;            /* Strict-Transport-Security value, NULL: none */
 };
 
-/* A response header (both copies owned). */
+/* A response header: name owns one block holding both, value points
+ * into it. */
 struct req_field {
 	char *name;
 	char *value;
@@ -104,7 +105,7 @@ struct req {
 	unsigned char *content;      /* owned: the body as received, decoded; wiped */
 	size_t content_len;
 	struct req_field *out;       /* owned: response headers, in order */
-	size_t nout;
+	size_t nout, outcap;
 	struct authority *a;         /* borrowed: what all loops share */
 	struct loop *loop;           /* borrowed: the loop serving this request */
 	unsigned method;             /* one REQ_M_* bit, 0 when unknown */
