@@ -605,6 +605,30 @@ stage_req(struct stage *st, const char *head, const char *hsts, struct sent *o)
 #define COMMON "X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n" \
 	"Content-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\n"
 
+/* Sets 40 headers X-H00..X-H39 on r, then x-h03 again, and writes into
+ * want the 200 answer with json's body that req_reply must then send. */
+static void
+many_headers(struct req *r, char *want, size_t wantlen)
+{
+	char name[16], value[16];
+	size_t off;
+	int i;
+
+	off = (size_t)snprintf(want, wantlen, "HTTP/1.1 200 OK\r\nDate: " FIXED_DATE "\r\n");
+	for (i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "X-H%02d", i);
+		snprintf(value, sizeof(value), "v%d", i);
+		ASSERT_EQ(req_add_header(r, name, value), 0);
+		if (i != 3)
+			off += (size_t)snprintf(want + off, wantlen - off, "%s: %s\r\n", name,
+			    value);
+	}
+	ASSERT_EQ(req_add_header(r, "x-h03", "again"), 0);
+	snprintf(want + off, wantlen - off, "x-h03: again\r\n"
+	    "Content-Type: application/json\r\nContent-Length: 7\r\n" COMMON
+	    "Cache-Control: no-store\r\n\r\n{\"a\":1}");
+}
+
 /* Answers byte for byte: the status line (HTTP version of the request,
  * code, libevent's reason phrase), the headers in order, the numbers in
  * Content-Length and max-age, Connection as each version wants it. */
@@ -612,6 +636,7 @@ static void
 test_reply_bytes(void)
 {
 	static const char *const json = "{\"a\":1}";
+	char want[2048];
 	struct stage st;
 	struct sent o;
 	struct req *r;
@@ -694,6 +719,15 @@ test_reply_bytes(void)
 	    COMMON
 	    "Cache-Control: public, max-age=0\r\n"
 	    "\r\n");
+
+	/* More headers than the first allocation holds (REQ_OUT_FIRST), one
+	 * set again in another case: the second replaces the first, in its
+	 * own place; all in order. */
+	ASSERT_TRUE((r = stage_req(&st, "GET /pk HTTP/1.1\r\nHost: a\r\n\r\n", NULL, &o)) != NULL);
+	ASSERT_EQ(req_add_header(r, "Date", FIXED_DATE), 0);
+	many_headers(r, want, sizeof(want));
+	req_reply(r, 200, "application/json", json, strlen(json), 0);
+	ASSERT_STREQ(o.bytes, want);
 
 	/* Statuses outside libevent's table get their class's phrase. */
 	ASSERT_TRUE((r = stage_req(&st, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", NULL, &o)) != NULL);
