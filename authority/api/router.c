@@ -137,6 +137,9 @@ same_ip(const char *a, const char *b)
 
 	if ((strchr(b, ':') != NULL) != (fam == AF_INET6))
 		return 0;
+	/* The same text is the same address, when it is one. */
+	if (strcmp(a, b) == 0)
+		return inet_pton(fam, a, x) == 1;
 	return inet_pton(fam, a, x) == 1 && inet_pton(fam, b, y) == 1 &&
 	    memcmp(x, y, fam == AF_INET6 ? sizeof(struct in6_addr) : sizeof(struct in_addr)) == 0;
 }
@@ -154,9 +157,12 @@ listen_kind(const char *addr)
 	struct in6_addr a6;
 	struct in_addr a4;
 
-	if (inet_pton(AF_INET6, addr, &a6) == 1)
+	if (strchr(addr, ':') != NULL) {
+		if (inet_pton(AF_INET6, addr, &a6) != 1)
+			return LISTEN_ONE;
 		return IN6_IS_ADDR_UNSPECIFIED(&a6) ? LISTEN_ANY :
 		    IN6_IS_ADDR_LOOPBACK(&a6) ? LISTEN_LOOPBACK : LISTEN_ONE;
+	}
 	if (inet_pton(AF_INET, addr, &a4) != 1)
 		return LISTEN_ONE;
 	if (ntohl(a4.s_addr) == INADDR_ANY)

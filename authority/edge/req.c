@@ -233,6 +233,8 @@ reply_bare_500(const struct req_link *link)
 		evbuffer_free(buf);
 }
 
+static int host_parse(struct req *r, const char *h);
+
 struct req *
 req_new(struct loop *l, struct head *h, unsigned char *body, size_t len,
     const struct req_link *link)
@@ -266,6 +268,10 @@ req_new(struct loop *l, struct head *h, unsigned char *body, size_t len,
 	r->target = h->target;
 	clock_gettime(CLOCK_MONOTONIC, &r->start);
 	client_address(r, link->peer);
+	if ((r->host_rc = host_parse(r, req_header(r, "Host"))) != 0) {
+		r->host[0] = r->hostport[0] = '\0';
+		r->host_local = 0;
+	}
 	return r;
 }
 
@@ -904,18 +910,29 @@ req_raw_reply(char *buf, size_t buflen, int err, const char *message, const char
 	return (size_t)m;
 }
 
-int
-req_host(const struct req *r, char *host, char *hostport, size_t hostlen, int *local)
+/* 1 for the bytes a host name may hold (letters, digits, '.', '-'), in
+ * ASCII whatever the locale. */
+static int
+host_char(unsigned char c)
 {
-	const char *h = req_header(r, "Host"), *port = NULL, *hend;
-	unsigned char addr[sizeof(struct in6_addr)];
-	size_t n, i;
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	    c == '.' || c == '-';
+}
 
-	host[0] = hostport[0] = '\0';
-	*local = 0;
+/* Parses Host header h (NULL: none) into r's host, hostport and
+ * host_local, as req_host describes; returns 0 or REQ_ERR_BAD_HOST. */
+static int
+host_parse(struct req *r, const char *h)
+{
+	unsigned char addr[sizeof(struct in6_addr)];
+	const char *port = NULL, *hend;
+	char *host = r->host;
+	size_t n, i;
+	int digits = 1;
+
 	if (h == NULL)
 		return 0;
-	if (strlen(h) >= hostlen)
+	if (strlen(h) >= REQ_HOST_BUFSZ)
 		return REQ_ERR_BAD_HOST;
 	if (h[0] == '[') {
 		if ((hend = strchr(h, ']')) == NULL)
@@ -925,7 +942,7 @@ req_host(const struct req *r, char *host, char *hostport, size_t hostlen, int *l
 		host[n] = '\0';
 		if (inet_pton(AF_INET6, host, addr) != 1)
 			return REQ_ERR_BAD_HOST;
-		*local = 1;
+		r->host_local = 1;
 		if (hend[1] == ':')
 			port = hend + 2;
 		else if (hend[1] != '\0')
@@ -939,25 +956,50 @@ req_host(const struct req *r, char *host, char *hostport, size_t hostlen, int *l
 			return REQ_ERR_BAD_HOST;
 		for (i = 0; i < n; i++) {
 			unsigned char c = (unsigned char)h[i];
-			if (!isalnum(c) && c != '.' && c != '-')
+			if (!host_char(c))
 				return REQ_ERR_BAD_HOST;
-			host[i] = (char)tolower(c);
+			host[i] = (char)(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
+			digits &= (c >= '0' && c <= '9') || c == '.';
 		}
 		host[n] = '\0';
 		if (n > 1 && host[n - 1] == '.') /* the absolute form names the same host */
 			host[--n] = '\0';
-		if (inet_pton(AF_INET, host, addr) == 1 || strcmp(host, "localhost") == 0)
-			*local = 1;
+		/* Only digits and dots can make an IPv4 address. */
+		if ((digits && inet_pton(AF_INET, host, addr) == 1) ||
+		    strcmp(host, "localhost") == 0)
+			r->host_local = 1;
 	}
 	if (port != NULL) {
+		unsigned long v = 0;
+
 		n = strlen(port);
-		if (n == 0 || n > 5 || strspn(port, "0123456789") != n ||
-		    strtoul(port, NULL, 10) < 1 || strtoul(port, NULL, 10) > 65535)
+		if (n == 0 || n > 5 || strspn(port, "0123456789") != n)
+			return REQ_ERR_BAD_HOST;
+		for (i = 0; i < n; i++)
+			v = v * 10 + (unsigned long)(port[i] - '0');
+		if (v < 1 || v > 65535)
 			return REQ_ERR_BAD_HOST;
 	}
-	for (i = 0; h[i] != '\0'; i++)
-		hostport[i] = (char)tolower((unsigned char)h[i]);
-	hostport[i] = '\0';
+	for (i = 0; h[i] != '\0'; i++) {
+		unsigned char c = (unsigned char)h[i];
+		r->hostport[i] = (char)(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
+	}
+	r->hostport[i] = '\0';
+	return 0;
+}
+
+int
+req_host(const struct req *r, char *host, char *hostport, size_t hostlen, int *local)
+{
+	host[0] = hostport[0] = '\0';
+	*local = 0;
+	if (r->host_rc != 0)
+		return r->host_rc;
+	if (strlen(r->hostport) >= hostlen)
+		return REQ_ERR_BAD_HOST;
+	memcpy(host, r->host, strlen(r->host) + 1);
+	memcpy(hostport, r->hostport, strlen(r->hostport) + 1);
+	*local = r->host_local;
 	return 0;
 }
 

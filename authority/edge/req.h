@@ -99,6 +99,9 @@ struct req_field {
 	char *value;
 };
 
+/* The most bytes of a Host header req_host takes, its NUL included. */
+#define REQ_HOST_BUFSZ 300
+
 struct req {
 	struct req_link link;        /* touched only by edge/req.c */
 	struct head *head;           /* owned: method, target, version, fields */
@@ -106,6 +109,10 @@ struct req {
 	size_t content_len;
 	struct req_field *out;       /* owned: response headers, in order */
 	size_t nout, outcap;
+	/* The Host header parsed once (req_new), for req_host. */
+	int host_rc;
+	int host_local;
+	char host[REQ_HOST_BUFSZ], hostport[REQ_HOST_BUFSZ];
 	struct authority *a;         /* borrowed: what all loops share */
 	struct loop *loop;           /* borrowed: the loop serving this request */
 	unsigned method;             /* one REQ_M_* bit, 0 when unknown */
@@ -235,11 +242,12 @@ size_t req_param_count(const struct req *r, const char *name);
 /* Value of a request header (case-insensitive name), or NULL. */
 const char *req_header(const struct req *r, const char *name);
 
-/* Parses the Host header into lowercase host (without port or brackets)
- * and hostport (with them), each hostlen bytes. *local is 1 for an IP
- * literal or "localhost". A port must be 1 to 65535. Returns 0 (with
- * empty outputs when there is no Host header, as in HTTP/1.0) or
- * REQ_ERR_BAD_HOST when it is malformed. */
+/* The Host header as lowercase host (without port or brackets) and
+ * hostport (with them), each hostlen bytes (at most REQ_HOST_BUFSZ are
+ * taken). *local is 1 for an IP literal or "localhost". A port must be 1
+ * to 65535. Returns 0 (with empty outputs when there is no Host header,
+ * as in HTTP/1.0) or REQ_ERR_BAD_HOST when it is malformed or does not
+ * fit. Parsed once per request (req_new), copied out on every call. */
 int req_host(const struct req *r, char *host, char *hostport, size_t hostlen, int *local);
 
 /* Adds a response header (copied). Handlers use it for headers the reply

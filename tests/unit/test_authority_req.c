@@ -770,9 +770,96 @@ test_reply_date(void)
 	config_free(st.ds.cfg);
 }
 
+/* req_host on one Host value (NULL: no Host header) with hostlen bytes:
+ * its return, and for 0 what it wrote. */
+static int
+host_of(struct stage *st, const char *value, size_t hostlen, char *host, char *hostport,
+    int *local)
+{
+	char head[1024];
+	struct sent o;
+	struct req *r;
+	int rc;
+
+	if (value != NULL)
+		snprintf(head, sizeof(head), "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", value);
+	else
+		snprintf(head, sizeof(head), "GET / HTTP/1.0\r\n\r\n");
+	if ((r = stage_req(st, head, NULL, &o)) == NULL)
+		return -1000;
+	rc = req_host(r, host, hostport, hostlen, local);
+	req_abandon(r);
+	return rc;
+}
+
+/* The Host header: lowercased, the absolute form's dot dropped from host
+ * only, IP literals and localhost local, ports 1 to 65535, only letters,
+ * digits, dots and dashes in a name; the same answer on every call, cut
+ * to each caller's buffer. */
+static void
+test_host(void)
+{
+	static const struct {
+		const char *value;
+		int rc;
+		const char *host, *hostport;
+		int local;
+	} cases[] = {
+		{ "Example.TEST", 0, "example.test", "example.test", 0 },
+		{ "example.test.", 0, "example.test", "example.test.", 0 },
+		{ "example.test:8443", 0, "example.test", "example.test:8443", 0 },
+		{ "127.0.0.1:8080", 0, "127.0.0.1", "127.0.0.1:8080", 1 },
+		{ "1.2.3", 0, "1.2.3", "1.2.3", 0 },
+		{ "1.2.3.4.", 0, "1.2.3.4", "1.2.3.4.", 1 },
+		{ "[::1]:443", 0, "::1", "[::1]:443", 1 },
+		{ "[::1]", 0, "::1", "[::1]", 1 },
+		{ "LocalHost", 0, "localhost", "localhost", 1 },
+		{ "a:65535", 0, "a", "a:65535", 0 },
+		{ "a:1", 0, "a", "a:1", 0 },
+		{ "a:0", REQ_ERR_BAD_HOST, "", "", 0 },
+		{ "a:65536", REQ_ERR_BAD_HOST, "", "", 0 },
+		{ "a:123456", REQ_ERR_BAD_HOST, "", "", 0 },
+		{ "a:", REQ_ERR_BAD_HOST, "", "", 0 },
+		{ "a:8x", REQ_ERR_BAD_HOST, "", "", 0 },
+		{ ":80", REQ_ERR_BAD_HOST, "", "", 0 },
+		{ "a_b", REQ_ERR_BAD_HOST, "", "", 0 },
+		{ "a\xc3\xa9", REQ_ERR_BAD_HOST, "", "", 0 },
+		{ "[::1", REQ_ERR_BAD_HOST, "", "", 0 },
+		{ "[zz]", REQ_ERR_BAD_HOST, "", "", 0 },
+		{ "[::1]x", REQ_ERR_BAD_HOST, "", "", 0 },
+		{ NULL, 0, "", "", 0 },
+	};
+	char host[REQ_HOST_BUFSZ], hostport[REQ_HOST_BUFSZ], name[REQ_HOST_BUFSZ + 1];
+	struct stage st;
+	size_t i;
+	int local;
+
+	ASSERT_EQ(stage_init(&st), 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		local = -1;
+		ASSERT_EQ(host_of(&st, cases[i].value, sizeof(host), host, hostport, &local),
+		    cases[i].rc);
+		ASSERT_STREQ(host, cases[i].host);
+		ASSERT_STREQ(hostport, cases[i].hostport);
+		ASSERT_EQ(local, cases[i].local);
+	}
+	/* The longest name taken, and each caller's own buffer. */
+	memset(name, 'a', REQ_HOST_BUFSZ - 1);
+	name[REQ_HOST_BUFSZ - 1] = '\0';
+	ASSERT_EQ(host_of(&st, name, sizeof(host), host, hostport, &local), 0);
+	ASSERT_EQ(strlen(hostport), REQ_HOST_BUFSZ - 1);
+	ASSERT_EQ(host_of(&st, name, REQ_HOST_BUFSZ - 1, host, hostport, &local),
+	    REQ_ERR_BAD_HOST);
+	name[REQ_HOST_BUFSZ - 1] = 'a';
+	name[REQ_HOST_BUFSZ] = '\0';
+	ASSERT_EQ(host_of(&st, name, sizeof(host), host, hostport, &local), REQ_ERR_BAD_HOST);
+	config_free(st.ds.cfg);
+}
+
 int
 main(void)
 {
+	RUN(test_host);
 	RUN(test_pct_decode);
 	RUN(test_targets);
 	RUN(test_param_limit);
