@@ -165,6 +165,19 @@ proxy_list_has(const struct proxy_list *l, const char *addr)
 	    has(l, family, a);
 }
 
+/* s into out (outlen bytes, outlen > 0), cut to fit as snprintf would:
+ * every request's address goes through here. */
+static void
+copy_text(char *out, size_t outlen, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, s, n);
+	out[n] = '\0';
+}
+
 void
 proxy_client_addr(const struct proxy_list *l, const char *peer, const char *xff, char *out,
     size_t outlen)
@@ -175,7 +188,7 @@ proxy_client_addr(const struct proxy_list *l, const char *peer, const char *xff,
 	size_t len, hops;
 	int family;
 
-	snprintf(out, outlen, "%s", peer);
+	copy_text(out, outlen, peer);
 	if (xff == NULL || !proxy_list_has(l, peer) || strlen(xff) > PROXY_XFF_MAX)
 		return;
 	end = xff + strlen(xff);
@@ -195,7 +208,7 @@ proxy_client_addr(const struct proxy_list *l, const char *peer, const char *xff,
 		if (parse_addr(start, len, &family, a) != 0 ||
 		    inet_ntop(family, a, buf, sizeof(buf)) == NULL)
 			return;
-		snprintf(out, outlen, "%s", buf);
+		copy_text(out, outlen, buf);
 		if (!has(l, family, a))
 			return;
 		while (start > xff && start[-1] != ',')

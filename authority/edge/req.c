@@ -1003,14 +1003,22 @@ req_host(const struct req *r, char *host, char *hostport, size_t hostlen, int *l
 	return 0;
 }
 
+/* 1 when response header f is called name (any case), of nlen bytes:
+ * the length first, which the one block tells (edge/req.h). */
+static int
+out_is(const struct req_field *f, const char *name, size_t nlen)
+{
+	return (size_t)(f->value - f->name) == nlen + 1 && strcasecmp(f->name, name) == 0;
+}
+
 /* Removes every response header called name. */
 static void
 out_remove(struct req *r, const char *name)
 {
-	size_t i = 0;
+	size_t i = 0, nlen = strlen(name);
 
 	while (i < r->nout) {
-		if (strcasecmp(r->out[i].name, name) != 0) {
+		if (!out_is(&r->out[i], name, nlen)) {
 			i++;
 			continue;
 		}
@@ -1024,8 +1032,10 @@ out_remove(struct req *r, const char *name)
 static const char *
 out_find(const struct req *r, const char *name)
 {
+	size_t nlen = strlen(name);
+
 	for (size_t i = 0; i < r->nout; i++)
-		if (strcasecmp(r->out[i].name, name) == 0)
+		if (out_is(&r->out[i], name, nlen))
 			return r->out[i].value;
 	return NULL;
 }
@@ -1359,12 +1369,7 @@ req_reply_tagged(struct req *r, const char *ctype, const char *body, size_t len,
 static int
 has_out_header(const struct req *r, const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < r->nout; i++)
-		if (strcasecmp(r->out[i].name, name) == 0)
-			return 1;
-	return 0;
+	return out_find(r, name) != NULL;
 }
 
 void
