@@ -157,11 +157,25 @@ finish(struct wthread *t, struct job *batch)
 	pthread_cond_broadcast(&t->done_cv);
 }
 
+/* Runs every job queued, as the one running jobs (the caller holds the
+ * mutex, and holds it again on return; it is released while they run). */
+static void
+run_queued(struct wthread *t)
+{
+	struct job *batch = queue_take(&t->todo);
+
+	t->busy = 1;
+	pthread_mutex_unlock(&t->mu);
+	run_jobs(t->db, batch);
+	pthread_mutex_lock(&t->mu);
+	t->busy = 0;
+	finish(t, batch);
+}
+
 static void *
 thread_main(void *arg)
 {
 	struct wthread *t = arg;
-	struct job *batch;
 
 	pthread_mutex_lock(&t->mu);
 	for (;;) {
@@ -173,13 +187,7 @@ thread_main(void *arg)
 		 * jobs and none is queued. */
 		if (t->todo.head == NULL || t->busy)
 			break;
-		batch = queue_take(&t->todo);
-		t->busy = 1;
-		pthread_mutex_unlock(&t->mu);
-		run_jobs(t->db, batch);
-		pthread_mutex_lock(&t->mu);
-		t->busy = 0;
-		finish(t, batch);
+		run_queued(t);
 	}
 	pthread_mutex_unlock(&t->mu);
 	return NULL;
@@ -343,7 +351,7 @@ writer_help_grouped(struct writer *w, const struct writer_group *g, size_t weigh
     writer_done done, void *arg)
 {
 	struct wthread *t = w->t;
-	struct job *j = job_new(w, NULL, g, weight, done, arg), *batch, *mine;
+	struct job *j = job_new(w, NULL, g, weight, done, arg), *mine;
 
 	if (j == NULL)
 		return VEP_ERR_NOMEM;
@@ -358,13 +366,7 @@ writer_help_grouped(struct writer *w, const struct writer_group *g, size_t weigh
 		return VEP_OK;
 	}
 	/* Everything queued, in order, as the thread would run it. */
-	batch = queue_take(&t->todo);
-	t->busy = 1;
-	pthread_mutex_unlock(&t->mu);
-	run_jobs(t->db, batch);
-	pthread_mutex_lock(&t->mu);
-	t->busy = 0;
-	finish(t, batch);
+	run_queued(t);
 	if (t->todo.head != NULL)
 		pthread_cond_signal(&t->todo_cv);
 	mine = queue_take(&w->finished);
