@@ -159,9 +159,8 @@ commit_done(int rc, void *arg)
 static void
 flush(struct issuance *is, int help)
 {
-	int rc;
-
 	struct commit *c;
+	int rc;
 
 	is->scheduled = 0;
 	/* A full batch goes even behind another (enqueue), so a batch never
