@@ -20,9 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cert.h"
+#include "clock.h"
 #include "err.h"
 #include "jws.h"
 #include "key.h"
@@ -36,15 +36,6 @@ struct job {
 	double seconds;
 	atomic_long *count;
 };
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* jws.h's vep_signer sign function over a vep_key_signer (ctx). */
 static int
@@ -82,8 +73,8 @@ run(void *arg)
 	s.pub = domain;
 	s.sign = prepared_sign;
 	s.ctx = ks;
-	end = now_s() + j->seconds;
-	while (now_s() < end) {
+	end = bench_now_s() + j->seconds;
+	while (bench_now_s() < end) {
 		struct vep_cert_params p = { "example.test", "alice@example.test", j->user, 0, 0,
 					     NULL };
 		char *cert = NULL;
@@ -130,12 +121,12 @@ main(int argc, char **argv)
 	j.user = user;
 	j.seconds = atof(argv[3]);
 	j.count = &count;
-	start = now_s();
+	start = bench_now_s();
 	for (i = 0; i < n; i++)
 		pthread_create(&t[i], NULL, run, &j);
 	for (i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
-	printf("signs_per_s %.1f\n", (double)atomic_load(&count) / (now_s() - start));
+	printf("signs_per_s %.1f\n", (double)atomic_load(&count) / (bench_now_s() - start));
 	vep_key_free(domain);
 	vep_key_free(user);
 	return 0;

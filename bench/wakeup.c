@@ -23,22 +23,14 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "clock.h"
 
 struct peer {
 	int sock;
 	int cpu;
 };
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static double
 cpu_us(void)
@@ -99,8 +91,8 @@ measure(int cpu_a, int cpu_b, double seconds)
 	/* One round trip first: the echoing thread is running and pinned. */
 	if (send(sv[0], &c, 1, 0) == 1 && recv(sv[0], &c, 1, 0) == 1) {
 		c0 = cpu_us();
-		t0 = now_s();
-		while (now_s() - t0 < seconds) {
+		t0 = bench_now_s();
+		while (bench_now_s() - t0 < seconds) {
 			if (send(sv[0], &c, 1, 0) != 1 || recv(sv[0], &c, 1, 0) != 1)
 				break;
 			trips++;

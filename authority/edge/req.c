@@ -958,7 +958,7 @@ host_parse(struct req *r, const char *h)
 			unsigned char c = (unsigned char)h[i];
 			if (!host_char(c))
 				return REQ_ERR_BAD_HOST;
-			host[i] = (char)(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
+			host[i] = (char)ascii_lower(c);
 			digits &= (c >= '0' && c <= '9') || c == '.';
 		}
 		host[n] = '\0';
@@ -980,10 +980,8 @@ host_parse(struct req *r, const char *h)
 		if (v < 1 || v > 65535)
 			return REQ_ERR_BAD_HOST;
 	}
-	for (i = 0; h[i] != '\0'; i++) {
-		unsigned char c = (unsigned char)h[i];
-		r->hostport[i] = (char)(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
-	}
+	for (i = 0; h[i] != '\0'; i++)
+		r->hostport[i] = (char)ascii_lower((unsigned char)h[i]);
 	r->hostport[i] = '\0';
 	return 0;
 }

@@ -143,6 +143,20 @@ keeper_life_fd(const struct keeper *k)
 	return k != NULL ? k->life : -1;
 }
 
+/* The RC field of ans, an answer to a request of type type, in *rc
+ * (VEP_ERR_* travel as their two's complement): 0, or VEP_ERR_IO when ans
+ * is of another type or has none. */
+static int
+answer_rc(const struct ipc_msg *ans, uint8_t type, int *rc)
+{
+	uint32_t v = 0;
+
+	if (ipc_msg_type(ans) != type || ipc_msg_get_u32(ans, KEEPER_TAG_RC, &v) != 0)
+		return VEP_ERR_IO;
+	*rc = (int)(int32_t)v;
+	return VEP_OK;
+}
+
 /* Sends req (freed) and waits for its answer (*ans, new), of the same
  * type and with an RC field, read into *rc. A passed descriptor comes back
  * in *fd (-1 when none). Anything else - no answer, a timeout, a malformed
@@ -152,7 +166,6 @@ static int
 ask(struct keeper_chan *c, struct ipc_msg *req, int timeout_ms, struct ipc_msg **ans,
     int *rc, int *fd)
 {
-	uint32_t v = 0;
 	int e;
 
 	*ans = NULL;
@@ -178,9 +191,8 @@ ask(struct keeper_chan *c, struct ipc_msg *req, int timeout_ms, struct ipc_msg *
 	}
 	if ((e = keeper_send(c->sock, req, -1)) == 0)
 		e = keeper_recv(c->sock, ans, fd, timeout_ms);
-	if (e == 0 && (ipc_msg_type(*ans) != ipc_msg_type(req) ||
-	    ipc_msg_get_u32(*ans, KEEPER_TAG_RC, &v) != 0))
-		e = VEP_ERR_IO;
+	if (e == 0)
+		e = answer_rc(*ans, ipc_msg_type(req), rc);
 	ipc_msg_free(req);
 	if (e != 0) {
 		c->broken = 1;
@@ -191,8 +203,6 @@ ask(struct keeper_chan *c, struct ipc_msg *req, int timeout_ms, struct ipc_msg *
 		*fd = -1;
 		return e;
 	}
-	/* VEP_ERR_* travel as their two's complement. */
-	*rc = (int)(int32_t)v;
 	return VEP_OK;
 }
 
@@ -224,30 +234,36 @@ items_fail(struct keeper_item *items, size_t n, int rc)
 	}
 }
 
+/* Why n items cannot be asked for with key now (VEP_ERR_ARG,
+ * VEP_ERR_TOOBIG, VEP_ERR_IO: the channel is gone or broken), or 0. */
+static int
+sign_refusal(const struct keeper_key *key, const struct keeper_item *items, size_t n)
+{
+	const struct keeper_chan *c = key->chan;
+	size_t i, bytes = 0;
+
+	for (i = 0; i < n; i++)
+		bytes += items[i].len + KEEPER_ITEM_OVERHEAD;
+	if (n == 0 || n > KEEPER_SIGN_BATCH_MAX ||
+	    strlen(key->fingerprint) != VEP_FINGERPRINT_HEX_LEN || (c != NULL && c->awaiting))
+		return VEP_ERR_ARG;
+	if (bytes > KEEPER_SIGN_BATCH_BYTES)
+		return VEP_ERR_TOOBIG;
+	return c == NULL || c->broken ? VEP_ERR_IO : VEP_OK;
+}
+
 int
 keeper_sign_send(const struct keeper_key *key, struct keeper_item *items, size_t n)
 {
 	struct keeper_chan *c = key->chan;
 	struct ipc_msg *req;
-	size_t i, bytes = 0;
+	size_t i;
 	int rc;
 
 	items_reset(items, n);
-	for (i = 0; i < n; i++)
-		bytes += items[i].len + KEEPER_ITEM_OVERHEAD;
-	if (n == 0 || n > KEEPER_SIGN_BATCH_MAX ||
-	    strlen(key->fingerprint) != VEP_FINGERPRINT_HEX_LEN || (c != NULL && c->awaiting))
-		rc = VEP_ERR_ARG;
-	else if (bytes > KEEPER_SIGN_BATCH_BYTES)
-		rc = VEP_ERR_TOOBIG;
-	else if (c == NULL || c->broken)
-		rc = VEP_ERR_IO;
-	else
-		rc = VEP_ERR_NOMEM;
-	if (rc != VEP_ERR_NOMEM) {
-		/* Nothing asked: every item's rc stays VEP_ERR_IO. */
+	/* Nothing asked: every item's rc stays VEP_ERR_IO. */
+	if ((rc = sign_refusal(key, items, n)) != 0)
 		return rc;
-	}
 	if ((req = keeper_msg_new(KEEPER_SIGN)) != NULL &&
 	    ipc_msg_put(req, KEEPER_TAG_FINGERPRINT, key->fingerprint,
 	    VEP_FINGERPRINT_HEX_LEN) != 0) {
@@ -282,8 +298,7 @@ keeper_sign_recv(const struct keeper_key *key, struct keeper_item *items, size_t
 	struct ipc_msg *ans = NULL;
 	const uint8_t *p;
 	size_t i, siglen;
-	uint32_t v = 0;
-	int rc, arc, fd = -1;
+	int rc, arc = 0, fd = -1;
 
 	/* Nothing sent: items are not looked at. */
 	if (c == NULL || !c->awaiting || n == 0 || n > KEEPER_SIGN_BATCH_MAX)
@@ -298,11 +313,9 @@ keeper_sign_recv(const struct keeper_key *key, struct keeper_item *items, size_t
 		if (fd >= 0)
 			close(fd);
 	}
-	if (rc == 0 && (ipc_msg_type(ans) != KEEPER_SIGN ||
-	    ipc_msg_get_u32(ans, KEEPER_TAG_RC, &v) != 0))
-		rc = VEP_ERR_IO;
-	/* VEP_ERR_* travel as their two's complement. */
-	if (rc == 0 && (arc = (int)(int32_t)v) != 0)
+	if (rc == 0)
+		rc = answer_rc(ans, KEEPER_SIGN, &arc);
+	if (rc == 0)
 		rc = arc;
 	/* Every item answered and no more, or the channel is out of step. */
 	for (i = 0; rc == 0 && i < n; i++) {

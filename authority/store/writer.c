@@ -32,7 +32,6 @@ struct wthread {
 	struct db *db;
 	pthread_t thread;
 	int running;
-	int local;                   /* SQLite: a loop may run jobs (writer_help_grouped) */
 	int busy;                    /* jobs are running on db (in the thread or a loop) */
 	pthread_mutex_t mu;
 	pthread_cond_t todo_cv;      /* todo has jobs, or stopping */
@@ -231,7 +230,6 @@ wthread_new(const char *state_dir, const struct db_options *opt, long long max_b
 	if ((rc = db_open(state_dir, opt, &t->db)) != 0 ||
 	    (max_bytes > 0 && (rc = db_set_size_limit(t->db, max_bytes)) != 0))
 		goto fail;
-	t->local = db_is_local(t->db);
 	if (pthread_create(&t->thread, NULL, thread_main, t) != 0) {
 		rc = VEP_ERR_NOMEM;
 		goto fail;
@@ -314,6 +312,16 @@ enqueue(struct wthread *t, struct job *j)
 	j->w->pending++;
 }
 
+/* Queues j for the thread and wakes it (the caller holds the mutex). */
+static void
+enqueue_for_thread(struct wthread *t, struct job *j)
+{
+	enqueue(t, j);
+	/* Busy: whoever runs jobs looks at the queue again when done. */
+	if (!t->busy)
+		pthread_cond_signal(&t->todo_cv);
+}
+
 /* Queues a job for the thread, and wakes it. */
 static int
 submit(struct writer *w, writer_fn fn, const struct writer_group *g, size_t weight,
@@ -325,10 +333,7 @@ submit(struct writer *w, writer_fn fn, const struct writer_group *g, size_t weig
 	if (j == NULL)
 		return VEP_ERR_NOMEM;
 	pthread_mutex_lock(&t->mu);
-	enqueue(t, j);
-	/* Busy: whoever runs jobs looks at the queue again when done. */
-	if (!t->busy)
-		pthread_cond_signal(&t->todo_cv);
+	enqueue_for_thread(t, j);
 	pthread_mutex_unlock(&t->mu);
 	return VEP_OK;
 }
@@ -356,16 +361,15 @@ writer_help_grouped(struct writer *w, const struct writer_group *g, size_t weigh
 	if (j == NULL)
 		return VEP_ERR_NOMEM;
 	pthread_mutex_lock(&t->mu);
-	enqueue(t, j);
 	/* With several loops the thread runs their batches side by side in
 	 * one transaction; a loop that ran its own would take that away. */
-	if (!t->local || t->busy || t->handles > 1) {
-		if (!t->busy)
-			pthread_cond_signal(&t->todo_cv);
+	if (!db_is_local(t->db) || t->busy || t->handles > 1) {
+		enqueue_for_thread(t, j);
 		pthread_mutex_unlock(&t->mu);
 		return VEP_OK;
 	}
 	/* Everything queued, in order, as the thread would run it. */
+	enqueue(t, j);
 	run_queued(t);
 	if (t->todo.head != NULL)
 		pthread_cond_signal(&t->todo_cv);

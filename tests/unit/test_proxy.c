@@ -101,6 +101,24 @@ client(const struct proxy_list *l, const char *peer, const char *xff, const char
 	ASSERT_STREQ(out, want);
 }
 
+/* An address longer than the caller's buffer is cut to fit, terminated,
+ * as snprintf would: the peer's, and a hop's. */
+static void
+test_cut(void)
+{
+	struct proxy_list *l = list("127.0.0.1");
+	char out[8];
+
+	memset(out, 'x', sizeof(out));
+	proxy_client_addr(NULL, "203.0.113.5", NULL, out, sizeof(out));
+	ASSERT_STREQ(out, "203.0.1");
+	proxy_client_addr(l, "127.0.0.1", "198.51.100.1", out, sizeof(out));
+	ASSERT_STREQ(out, "198.51.");
+	proxy_client_addr(NULL, "a", NULL, out, 1);
+	ASSERT_STREQ(out, "");
+	proxy_list_free(l);
+}
+
 static void
 test_walk(void)
 {
@@ -147,5 +165,6 @@ main(void)
 	RUN(test_syntax);
 	RUN(test_cap);
 	RUN(test_walk);
+	RUN(test_cut);
 	return harness_done();
 }
